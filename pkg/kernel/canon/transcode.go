@@ -41,6 +41,12 @@ type Transcoder struct {
 	tplOrder []int
 	tplHit   bool  // the current object matches the template so far
 	flags    []int // lookup flags of the current top-level members
+
+	// The same, for Fast: keys of the last line it accepted and their flags.
+	fastKeys     [][]byte
+	fastFlags    []int
+	fastCur      [][]byte // keys of the line being read
+	fastCurFlags []int    // and their flags
 }
 
 // Captured is a top-level member a Transcoder was asked to keep.
@@ -489,6 +495,8 @@ func (t *Transcoder) Fast(src []byte) (pieces [3][]byte, n int, ok bool) {
 	}
 	var cuts [2][2]int // byte ranges of omitted members, with one separator
 	nCuts := 0
+	t.fastCur, t.fastCurFlags = t.fastCur[:0], t.fastCurFlags[:0]
+	match := true
 	var prevKey []byte
 	i := 1
 	if src[i] == '}' {
@@ -515,7 +523,18 @@ func (t *Transcoder) Fast(src []byte) (pieces [3][]byte, n int, ok bool) {
 		if !ok {
 			return pieces, 0, false
 		}
-		f := t.lookup[string(key)]
+		// Flags depend on the key only: take them from the last line's
+		// template while this line's keys match it, position by position.
+		p := len(t.fastCur)
+		var f int
+		if match && p < len(t.fastKeys) && bytes.Equal(key, t.fastKeys[p]) {
+			f = t.fastFlags[p]
+		} else {
+			match = false
+			f = t.lookup[string(key)]
+		}
+		t.fastCur = append(t.fastCur, key)
+		t.fastCurFlags = append(t.fastCurFlags, f)
 		if f&^lookupOmit > 0 {
 			t.fastCapture(f&^lookupOmit-1, src[valStart:i], flat)
 		}
@@ -540,6 +559,15 @@ func (t *Transcoder) Fast(src []byte) (pieces [3][]byte, n int, ok bool) {
 			return pieces, 0, false
 		}
 		i += 2
+	}
+	// Remember this line's keys (copied: they point into src) for the next
+	// line, which most likely has the same.
+	if !match || len(t.fastCur) != len(t.fastKeys) {
+		t.fastKeys = t.fastKeys[:0]
+		for _, k := range t.fastCur {
+			t.fastKeys = append(t.fastKeys, append([]byte(nil), k...))
+		}
+		t.fastFlags = append(t.fastFlags[:0], t.fastCurFlags...)
 	}
 	from := 0
 	for _, c := range cuts[:nCuts] {
