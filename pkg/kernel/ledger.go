@@ -353,6 +353,14 @@ func isHexHash[T string | []byte](s T) bool {
 	return true
 }
 
+// Err returns why the ledger refuses appends (an earlier write failed, or it
+// was closed), or nil.
+func (l *Ledger) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failed
+}
+
 // Entries returns the chain's entries in order (nil with Discard).
 func (l *Ledger) Entries() []canon.Value {
 	l.mu.Lock()
