@@ -1,0 +1,189 @@
+package jail
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Backend names accepted by Select.
+const (
+	NameAuto     = "auto"
+	NameBwrap    = "bwrap"
+	NameSeatbelt = "seatbelt"
+	NameNone     = "none"
+)
+
+// KilledNoJail is Result.Killed when nothing ran because no jail could be
+// built (fail closed).
+const KilledNoJail = "no-jail"
+
+// KilledCanceled is Result.Killed when the caller's context ended the step.
+const KilledCanceled = "canceled"
+
+// Limits bounds one step. A zero field means "use the default"; a negative
+// field is a caller mistake.
+type Limits struct {
+	CPUSeconds int           // RLIMIT_CPU of every jailed process; default 60
+	FileSizeMB int           // RLIMIT_FSIZE of every jailed process; default 256
+	MemoryMB   int           // resident memory of the whole process tree, polled; default 2048
+	WallClock  time.Duration // whole step; default 90s
+}
+
+// DefaultLimits returns the seed's caps.
+func DefaultLimits() Limits {
+	return Limits{CPUSeconds: 60, FileSizeMB: 256, MemoryMB: 2048, WallClock: 90 * time.Second}
+}
+
+// withDefaults fills zero fields from DefaultLimits and rejects negatives.
+func (l Limits) withDefaults() (Limits, error) {
+	d := DefaultLimits()
+	if l.CPUSeconds < 0 || l.FileSizeMB < 0 || l.MemoryMB < 0 || l.WallClock < 0 {
+		return l, fmt.Errorf("jail: negative limit in %+v", l)
+	}
+	if l.CPUSeconds == 0 {
+		l.CPUSeconds = d.CPUSeconds
+	}
+	if l.FileSizeMB == 0 {
+		l.FileSizeMB = d.FileSizeMB
+	}
+	if l.MemoryMB == 0 {
+		l.MemoryMB = d.MemoryMB
+	}
+	if l.WallClock == 0 {
+		l.WallClock = d.WallClock
+	}
+	return l, nil
+}
+
+// Spec is one command to confine.
+type Spec struct {
+	Sandbox   string            // absolute, symlink-resolved; mounted read-write; the working directory
+	Script    string            // executed as: /bin/sh -c Script
+	PATH      string            // the trusted PATH for the jailed process (never inside the sandbox)
+	Env       map[string]string // extra variables on top of the rebuilt allowlist; may not set PATH/HOME/TMPDIR
+	Protected []string          // absolute paths inside Sandbox kept read-only in the jail; may not exist yet
+	Limits    Limits
+	TailBytes int // bounded tail of output returned; 0 → 64 KiB
+}
+
+// Result is what a step produced. Output is a bounded tail; the hash and
+// byte count cover the full output.
+type Result struct {
+	Backend      string        // "bwrap", "seatbelt" or "none"; "" when no backend was available
+	ExitCode     int           // the command's exit code; -1 when killed or not run
+	Killed       string        // "" | "memory>2048MB" | "wallclock>90s" | "cpu>60s" | "fsize>256MB" | "no-jail" | "canceled"
+	Reason       string        // human detail, e.g. why no jail is available
+	Output       []byte        // bounded tail of stdout+stderr (interleaved, one file)
+	OutputSHA256 string        // hex sha256 of the FULL output
+	OutputBytes  int64         // size of the full output
+	Duration     time.Duration // wall time of the step
+	Unjailed     bool          // true only for the "none" backend
+}
+
+// Backend confines and runs one Spec.
+type Backend interface {
+	Name() string
+	// Available is nil when the backend can really confine here; otherwise
+	// an actionable error.
+	Available() error
+	// Run executes spec. The error is only for caller mistakes and
+	// infrastructure faults; a refusal is a Result with Killed "no-jail".
+	Run(ctx context.Context, spec Spec) (Result, error)
+}
+
+// NoJail is the fail-closed result: nothing was executed. Backend is empty
+// (no backend ran); a backend that refuses fills in its own name.
+func NoJail(reason string) Result {
+	return Result{ExitCode: -1, Killed: KilledNoJail, Reason: reason, OutputSHA256: emptySHA256}
+}
+
+// refuse is NoJail attributed to the backend that refused.
+func refuse(backend, reason string) Result {
+	r := NoJail(reason)
+	r.Backend = backend
+	return r
+}
+
+// Options tune the backends. The zero value is what production uses.
+type Options struct {
+	// BwrapPath is the bubblewrap binary; empty → looked up as "bwrap" on the
+	// host PATH of the calling process.
+	BwrapPath string
+	// SandboxExecPath is the Seatbelt launcher; empty → /usr/bin/sandbox-exec.
+	SandboxExecPath string
+	// RealHome is the home directory whose credential locations must stay
+	// unreadable and under which PATH toolchains are looked for; empty →
+	// os.UserHomeDir(). Tests point it at a fake home.
+	RealHome string
+	// TempRoot is the parent of the per-run private directories (TMPDIR,
+	// HOME, output file); empty → os.TempDir(). Must be outside sandboxes.
+	TempRoot string
+	// ExtraReadOnly are more host paths exposed read-only inside the bwrap
+	// jail (e.g. a RUSTUP_HOME). Must not contain the real HOME.
+	ExtraReadOnly []string
+	// PollInterval is how often resident memory is sampled; 0 → 100ms.
+	PollInterval time.Duration
+}
+
+func (o Options) pollInterval() time.Duration {
+	if o.PollInterval > 0 {
+		return o.PollInterval
+	}
+	return 100 * time.Millisecond
+}
+
+// Select returns the backend for a name with default Options.
+func Select(name string, allowUnjailed bool) (Backend, error) {
+	return SelectWith(name, allowUnjailed, Options{})
+}
+
+// ErrUnknownBackend is wrapped by Select for a name it does not know.
+var ErrUnknownBackend = errors.New("jail: unknown backend")
+
+// SelectWith is Select with explicit Options. "auto" probes the native
+// backend of this OS; a named backend that is unavailable is an error, never
+// a silent switch; "none" requires allowUnjailed.
+func SelectWith(name string, allowUnjailed bool, opts Options) (Backend, error) {
+	switch strings.TrimSpace(name) {
+	case NameAuto, "":
+		return selectAuto(opts)
+	case NameBwrap:
+		return availableOrError(NewBwrap(opts))
+	case NameSeatbelt:
+		return availableOrError(NewSeatbelt(opts))
+	case NameNone:
+		if !allowUnjailed {
+			return nil, errors.New(`jail: backend "none" runs commands UNJAILED (gate-only: no network, ` +
+				`write or secret confinement); it needs the explicit opt-in allowUnjailed=true ` +
+				`(the action's allow-unjailed input), which is recorded`)
+		}
+		return NewUnjailed(opts), nil
+	default:
+		return nil, fmt.Errorf("%w %q: valid names are %q, %q, %q, %q",
+			ErrUnknownBackend, name, NameAuto, NameBwrap, NameSeatbelt, NameNone)
+	}
+}
+
+func selectAuto(opts Options) (Backend, error) {
+	switch runtime.GOOS {
+	case "linux":
+		return availableOrError(NewBwrap(opts))
+	case "darwin":
+		return availableOrError(NewSeatbelt(opts))
+	default:
+		return nil, fmt.Errorf("jail: no jail backend for %s: nothing will run jailed here; "+
+			"run on Linux (bubblewrap) or macOS (Seatbelt), or opt in to gate-only "+
+			"execution with backend %q and allowUnjailed", runtime.GOOS, NameNone)
+	}
+}
+
+func availableOrError(b Backend) (Backend, error) {
+	if err := b.Available(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}

@@ -1,0 +1,31 @@
+package jail
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// otherProcessProbe prints another process's environment the macOS way.
+func otherProcessProbe(pid int) string {
+	return fmt.Sprintf(`ps -E -ww -p %d -o command= 2>&1 | tr ' ' '\n' | grep '^DEPONENT_OTHER='`, pid)
+}
+
+// processesMatching lists live processes whose command line contains marker.
+func processesMatching(t testing.TB, marker string) []int {
+	t.Helper()
+	out, err := exec.Command("/bin/ps", "-axww", "-o", "pid=,stat=,command=").Output()
+	require.NoError(t, err)
+	var lines []string
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 2 && !strings.HasPrefix(f[1], "Z") && strings.Contains(l, marker) && f[0] != fmt.Sprint(os.Getpid()) {
+			lines = append(lines, l)
+		}
+	}
+	return pidsOf(lines)
+}
