@@ -39,4 +39,5 @@ const (
 	ClassDeceptiveChar  = "deceptive-character" // control, invisible, bidi or path look-alike characters: what is shown is not what runs
 	ClassTooComplex     = "command-too-complex" // nesting, command, word or glob-match caps exceeded
 	ClassUnsafeOption   = "unsafe-option"       // an option that makes an allowlisted program run others or follow links out
+	ClassGateFailure    = "gate-failure"        // the gate itself failed (a bug): fail closed instead of crashing the agent loop
 )

@@ -1,0 +1,633 @@
+package kernel
+
+// Shell parsing and canonical rendering for run_cmd.
+//
+// The gate never hands the agent's raw string to a shell. It parses the
+// string with a real POSIX parser, refuses every construct it does not
+// model, and keeps only a list of simple commands (literal words) joined by
+// &&, ||, | and ;. What runs is a rendering of that list in which every word
+// is single-quoted, so no difference between this parser and /bin/sh can
+// change what is executed: single-quoted text has exactly one meaning in
+// every POSIX shell.
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Structural caps. The size cap is checked before anything else; the others
+// bound the work of one decision and keep recursion shallow.
+const (
+	maxCommandBytes   = 64 << 10 // run_cmd strings larger than this are refused unparsed
+	maxNestingOpeners = 16       // "(", "$(", "${" and "`" outside single quotes, counted before parsing
+	maxSimpleCommands = 256      // simple commands in one run_cmd
+	maxWords          = 8192     // words in one run_cmd, before glob expansion
+)
+
+// shWord is one shell word after quote removal.
+type shWord struct {
+	val string // the argument sh would pass to the program
+	// glob is a filepath.Match pattern for the word when it contains an
+	// unquoted *, ? or [ (quoted metacharacters are backslash-escaped in it);
+	// empty when the word is a plain literal.
+	glob string
+}
+
+// shCommand is one simple command: a program name and its arguments.
+type shCommand struct {
+	words []shWord
+}
+
+// shScript is a parsed command line of the only shape the gate accepts:
+// simple commands, with ops[i] ("&&", "||", "|" or ";") joining cmds[i] and
+// cmds[i+1]. Re-rendering cmds and ops in order reproduces the same parse,
+// because without parentheses the shell grammar's precedence (| over && and
+// || over ;) is fixed by the order alone.
+type shScript struct {
+	cmds []shCommand
+	ops  []string
+}
+
+// violation is a refusal: the blast class and a human reason.
+type violation struct {
+	class  string
+	reason string
+}
+
+// posixParsers reuses parsers: syntax.Parser keeps buffers between calls but
+// is not safe for concurrent use.
+var posixParsers = sync.Pool{New: func() any {
+	return syntax.NewParser(syntax.Variant(syntax.LangPOSIX), syntax.KeepComments(true))
+}}
+
+// parseCommand checks cmd (already known to be non-blank and within the
+// size cap) and returns its simple commands, or the first reason to refuse.
+func parseCommand(cmd string) (*shScript, *violation) {
+	if v := prescanCommand(cmd); v != nil {
+		return nil, v
+	}
+	f, err := parsePOSIX(cmd)
+	if err != nil {
+		v := classifyUnparsable(cmd, err)
+		return nil, &v
+	}
+	w := shWalker{s: &shScript{}}
+	w.stmts(f.Stmts)
+	if w.v != nil {
+		return nil, w.v
+	}
+	return w.s, nil
+}
+
+// parsePOSIX runs a pooled parser. A panic inside the parser becomes a
+// parse error — the command is refused, the agent loop goes on — and the
+// parser that panicked is not reused.
+func parsePOSIX(cmd string) (f *syntax.File, err error) {
+	p := posixParsers.Get().(*syntax.Parser)
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("parser failure: %v", r)
+			return
+		}
+		posixParsers.Put(p)
+	}()
+	return p.Parse(strings.NewReader(cmd), "")
+}
+
+// prescanCommand refuses, before parsing, what no parse can make safe or
+// what would make parsing expensive: NUL and invalid UTF-8 (sh cannot carry
+// them faithfully), characters that hide text from a human reviewer, and
+// deep nesting. The parser recurses on "(" and "$(" and is quadratic on some
+// pathological inputs (64 KiB of "(" takes seconds); every such opener is a
+// refusal anyway, so a handful is enough to classify the command.
+func prescanCommand(cmd string) *violation {
+	if strings.IndexByte(cmd, 0) >= 0 {
+		return &violation{ClassUnparsable, "command contains a NUL byte, which a shell cannot pass to a program"}
+	}
+	if !utf8.ValidString(cmd) {
+		return &violation{ClassUnparsable, "command is not valid UTF-8"}
+	}
+	if r, ok := firstDeceptiveRune(cmd); ok {
+		return &violation{ClassDeceptiveChar, "command contains " + describeRune(r) +
+			", a control, invisible, bidirectional or look-alike character: what a reviewer reads would not be what runs"}
+	}
+	if countNestingOpeners(cmd) > maxNestingOpeners {
+		return &violation{ClassTooComplex, "command nests more than 16 subshells or substitutions; refused before parsing"}
+	}
+	return nil
+}
+
+// countNestingOpeners counts "(", "$(", "${" and "`" that are not inside
+// single quotes, backslash escapes or comments. It follows sh quoting
+// closely enough to never count a legitimate command's quoted text; where
+// it is imprecise (inside substitutions, which are refused anyway) it can
+// only over-count.
+func countNestingOpeners(s string) int {
+	const (
+		plain = iota
+		single
+		double
+	)
+	state, n := plain, 0
+	wordStart := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch state {
+		case single:
+			if c == '\'' {
+				state = plain
+			}
+			continue
+		case double:
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				state = plain
+			case '`':
+				n++
+			case '$':
+				if i+1 < len(s) && (s[i+1] == '(' || s[i+1] == '{') {
+					n++
+				}
+			}
+			continue
+		}
+		switch c {
+		case '\\':
+			i++
+			wordStart = false
+			continue
+		case '\'':
+			state = single
+		case '"':
+			state = double
+		case '#':
+			if wordStart {
+				for i < len(s) && s[i] != '\n' {
+					i++
+				}
+				wordStart = true
+				continue
+			}
+		case '(', '`':
+			n++
+		case '$':
+			if i+1 < len(s) && s[i+1] == '{' {
+				n++
+			}
+		}
+		wordStart = strings.IndexByte(" \t\n;&|()<>", c) >= 0
+	}
+	return n
+}
+
+// firstDeceptiveRune finds the first character that makes text read
+// differently from what runs: C0/C1 controls other than tab and newline,
+// DEL, zero-width and bidirectional formatting characters, the code points
+// HFS+ ignores in file names (which made ".git" spoofable), and look-alikes
+// of the path characters "/" and "." (fullwidth solidus, division slash,
+// two-dot leader, …).
+func firstDeceptiveRune(s string) (rune, bool) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f {
+				return rune(c), true
+			}
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if isHiddenRune(r) || isPathLookalike(r) {
+			return r, true
+		}
+		i += size - 1
+	}
+	return 0, false
+}
+
+func isHiddenRune(r rune) bool {
+	switch {
+	case r >= 0x80 && r <= 0x9f: // C1 controls
+	case r == 0xad, r == 0x34f, r == 0x61c, r == 0x115f, r == 0x1160, r == 0x17b4, r == 0x17b5, r == 0x180e:
+	case r >= 0x200b && r <= 0x200f: // zero-width space/joiners, LRM, RLM
+	case r >= 0x202a && r <= 0x202e: // bidi embeddings and overrides
+	case r >= 0x2060 && r <= 0x206f: // word joiner, invisible operators, bidi isolates, deprecated formats
+	case r == 0x3164, r == 0xfeff, r == 0xffa0:
+	case r >= 0xfff9 && r <= 0xfffb: // interlinear annotations
+	case r >= 0xe0000 && r <= 0xe007f: // tag characters
+	default:
+		return false
+	}
+	return true
+}
+
+// isPathLookalike: characters drawn like "/", "\\", "." or ".." that a
+// reviewer would read as path syntax.
+func isPathLookalike(r rune) bool {
+	switch r {
+	case 0x2044, 0x2215, 0x29f8, 0x29f9, 0xff0f, 0xff3c, 0xfe68, // slashes
+		0x2024, 0x2025, 0xfe52, 0xff0e: // dots and leaders
+		return true
+	}
+	return false
+}
+
+// shWalker flattens a parsed file into an shScript, stopping at the first
+// construct outside the accepted shape.
+type shWalker struct {
+	s     *shScript
+	v     *violation
+	words int
+}
+
+func (w *shWalker) fail(class, reason string) bool {
+	if w.v == nil {
+		w.v = &violation{class, reason}
+	}
+	return false
+}
+
+func (w *shWalker) stmts(list []*syntax.Stmt) bool {
+	for i, st := range list {
+		if i > 0 {
+			w.s.ops = append(w.s.ops, ";")
+		}
+		if !w.stmt(st) {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *shWalker) stmt(st *syntax.Stmt) bool {
+	switch {
+	case st.Negated:
+		return w.fail(ClassShellConstruct, "`!` negation is a shell construct; only simple commands joined by &&, ||, ;, | and newlines are allowed")
+	case st.Background, st.Disown:
+		return w.fail(ClassBackground, "`&` would run the command in the background, outliving the decision and the jail's limits; remove the `&`")
+	case st.Coprocess:
+		return w.fail(ClassShellConstruct, "coprocesses are a shell construct; only simple commands are allowed")
+	case len(st.Redirs) > 0:
+		return w.fail(ClassRedirect, describeRedirect(st.Redirs[0])+
+			" is not allowed: commands cannot open files or move descriptors through the shell (use write_file to create files)")
+	}
+	switch c := st.Cmd.(type) {
+	case *syntax.CallExpr:
+		return w.call(c)
+	case *syntax.BinaryCmd:
+		switch c.Op {
+		case syntax.AndStmt, syntax.OrStmt, syntax.Pipe:
+			if !w.stmt(c.X) {
+				return false
+			}
+			w.s.ops = append(w.s.ops, c.Op.String())
+			return w.stmt(c.Y)
+		case syntax.PipeAll:
+			return w.fail(ClassRedirect, "`|&` redirects standard error into the pipe; use `|`")
+		}
+		return w.fail(ClassShellConstruct, "operator `"+c.Op.String()+"` is not allowed")
+	case nil:
+		return w.fail(ClassUnparsable, "empty statement")
+	default:
+		return w.fail(ClassShellConstruct, constructName(c)+
+			" is a shell construct; only simple commands joined by &&, ||, ;, | and newlines are allowed")
+	}
+}
+
+func (w *shWalker) call(c *syntax.CallExpr) bool {
+	if len(c.Assigns) > 0 {
+		name := "variable"
+		if a := c.Assigns[0]; a.Name != nil {
+			name = a.Name.Value
+		}
+		if len(c.Args) == 0 {
+			return w.fail(ClassEnvAssignment, "assignment to "+name+
+				" is not allowed: shell variables would change how later words are read")
+		}
+		return w.fail(ClassEnvAssignment, "environment assignment "+name+"=… before a command is not allowed: "+
+			"the jail's environment is fixed by policy (see the policy keys env and env_pass)")
+	}
+	if len(w.s.cmds) >= maxSimpleCommands {
+		return w.fail(ClassTooComplex, "more than 256 commands in one run_cmd")
+	}
+	w.words += len(c.Args)
+	if w.words > maxWords {
+		return w.fail(ClassTooComplex, "more than 8192 words in one run_cmd")
+	}
+	words := make([]shWord, 0, len(c.Args))
+	for _, arg := range c.Args {
+		sw, ok := w.word(arg)
+		if !ok {
+			return false
+		}
+		words = append(words, sw)
+	}
+	w.s.cmds = append(w.s.cmds, shCommand{words: words})
+	return true
+}
+
+// word performs quote removal on a word made only of literal parts and
+// records which glob metacharacters were left unquoted.
+func (w *shWalker) word(wd *syntax.Word) (shWord, bool) {
+	// Fast path: one unquoted literal with nothing to remove or expand.
+	if len(wd.Parts) == 1 {
+		if lit, ok := wd.Parts[0].(*syntax.Lit); ok && strings.IndexAny(lit.Value, "\\$`*?[~") < 0 {
+			return shWord{val: lit.Value}, true
+		}
+	}
+	var val, pat strings.Builder
+	hasGlob := false
+	for i, part := range wd.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			if i == 0 && strings.HasPrefix(p.Value, "~") {
+				return shWord{}, w.fail(ClassSubstitution, "`~` at the start of a word is tilde expansion (the home directory); use a path inside the sandbox")
+			}
+			if !w.unquotedLit(p.Value, &val, &pat, &hasGlob) {
+				return shWord{}, false
+			}
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return shWord{}, w.fail(ClassSubstitution, "`$'…'` quoting expands escape sequences; use plain single quotes")
+			}
+			val.WriteString(p.Value)
+			writeGlobLiteral(&pat, p.Value)
+		case *syntax.DblQuoted:
+			if p.Dollar {
+				return shWord{}, w.fail(ClassSubstitution, "`$\"…\"` is locale translation, an expansion; use plain quotes")
+			}
+			for _, dp := range p.Parts {
+				lit, ok := dp.(*syntax.Lit)
+				if !ok {
+					return shWord{}, w.fail(partClass(dp), partName(dp)+" inside double quotes is not allowed: the gate approves literal words only")
+				}
+				if !w.doubleQuotedLit(lit.Value, &val, &pat) {
+					return shWord{}, false
+				}
+			}
+		default:
+			return shWord{}, w.fail(partClass(part), partName(part)+" is not allowed: the gate approves literal words only; run the inner command on its own")
+		}
+	}
+	sw := shWord{val: val.String()}
+	if hasGlob {
+		sw.glob = pat.String()
+	}
+	return sw, true
+}
+
+// unquotedLit removes backslash escapes from unquoted text. A `$` or
+// backquote is refused even when escaped: an escaped `$` is harmless to sh,
+// but refusing every `$` outside single quotes makes the rule simple to
+// state and to test ("no `$` or backquote outside single quotes").
+func (w *shWalker) unquotedLit(s string, val, pat *strings.Builder, hasGlob *bool) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '$', '`':
+			return w.fail(ClassSubstitution, dollarReason(s[i:]))
+		case '\\':
+			if i+1 < len(s) {
+				i++
+				c = s[i]
+				if c == '$' || c == '`' {
+					return w.fail(ClassSubstitution, "an escaped `"+string(c)+"` is refused too; put literal dollar signs and backquotes in single quotes")
+				}
+				val.WriteByte(c)
+				writeGlobLiteralByte(pat, c)
+				continue
+			}
+			// A trailing backslash at the end of the input stays literal.
+			val.WriteByte(c)
+			writeGlobLiteralByte(pat, c)
+		case '*', '?':
+			*hasGlob = true
+			val.WriteByte(c)
+			pat.WriteByte(c)
+		case '[':
+			// sh negates a bracket expression with "!", filepath.Match with "^".
+			*hasGlob = true
+			val.WriteByte(c)
+			pat.WriteByte(c)
+			if i+1 < len(s) && s[i+1] == '!' {
+				i++
+				val.WriteByte('!')
+				pat.WriteByte('^')
+			}
+		default:
+			val.WriteByte(c)
+			pat.WriteByte(c)
+		}
+	}
+	return true
+}
+
+// doubleQuotedLit applies the double-quote rules: a backslash escapes only
+// $ ` " \ and newline, and no glob character is special.
+func (w *shWalker) doubleQuotedLit(s string, val, pat *strings.Builder) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '$', '`':
+			return w.fail(ClassSubstitution, dollarReason(s[i:])+" (double quotes do not stop expansion)")
+		case '\\':
+			if i+1 < len(s) {
+				switch n := s[i+1]; n {
+				case '$', '`':
+					return w.fail(ClassSubstitution, "an escaped `"+string(n)+"` is refused too; put literal dollar signs and backquotes in single quotes")
+				case '"', '\\':
+					i++
+					c = n
+				case '\n':
+					i++
+					continue
+				}
+			}
+		}
+		val.WriteByte(c)
+		writeGlobLiteralByte(pat, c)
+	}
+	return true
+}
+
+func dollarReason(rest string) string {
+	switch {
+	case rest[0] == '`':
+		return "backquote command substitution is not allowed: run the inner command on its own"
+	case strings.HasPrefix(rest, "$(("):
+		return "`$((…))` arithmetic expansion is not allowed"
+	case strings.HasPrefix(rest, "$("):
+		return "`$(…)` command substitution is not allowed: run the inner command on its own"
+	case strings.HasPrefix(rest, "$'"):
+		return "`$'…'` quoting expands escape sequences; use plain single quotes"
+	case strings.HasPrefix(rest, "$\""):
+		return "`$\"…\"` is locale translation, an expansion; use plain quotes"
+	}
+	return "`$` outside single quotes is parameter expansion; the gate approves literal words only (quote a literal `$` with single quotes)"
+}
+
+func writeGlobLiteral(pat *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		writeGlobLiteralByte(pat, s[i])
+	}
+}
+
+// writeGlobLiteralByte writes c so that filepath.Match treats it literally.
+func writeGlobLiteralByte(pat *strings.Builder, c byte) {
+	switch c {
+	case '*', '?', '[', '\\', ']', '-', '^':
+		pat.WriteByte('\\')
+	}
+	pat.WriteByte(c)
+}
+
+func partClass(p syntax.WordPart) string {
+	switch p.(type) {
+	case *syntax.ProcSubst, *syntax.ExtGlob, *syntax.BraceExp:
+		return ClassShellConstruct
+	}
+	return ClassSubstitution
+}
+
+func partName(p syntax.WordPart) string {
+	switch x := p.(type) {
+	case *syntax.ParamExp:
+		if x.Short {
+			return "parameter expansion `$" + paramName(x) + "`"
+		}
+		return "parameter expansion `${" + paramName(x) + "…}`"
+	case *syntax.CmdSubst:
+		if x.Backquotes {
+			return "backquote command substitution"
+		}
+		return "`$(…)` command substitution"
+	case *syntax.ArithmExp:
+		return "`$((…))` arithmetic expansion"
+	case *syntax.ProcSubst:
+		return "process substitution"
+	case *syntax.ExtGlob:
+		return "extended glob"
+	case *syntax.BraceExp:
+		return "brace expansion"
+	}
+	return "an expansion"
+}
+
+func paramName(x *syntax.ParamExp) string {
+	if x.Param != nil {
+		return x.Param.Value
+	}
+	return ""
+}
+
+func constructName(c syntax.Command) string {
+	switch c.(type) {
+	case *syntax.Subshell:
+		return "a subshell `( … )`"
+	case *syntax.Block:
+		return "a group `{ …; }`"
+	case *syntax.FuncDecl:
+		return "a function definition"
+	case *syntax.IfClause:
+		return "`if`"
+	case *syntax.WhileClause:
+		return "a `while`/`until` loop"
+	case *syntax.ForClause:
+		return "a `for` loop"
+	case *syntax.CaseClause:
+		return "`case`"
+	case *syntax.ArithmCmd:
+		return "an arithmetic command `((…))`"
+	case *syntax.TestClause:
+		return "a test clause `[[ … ]]`"
+	case *syntax.DeclClause:
+		return "a declaration"
+	case *syntax.LetClause:
+		return "`let`"
+	case *syntax.TimeClause:
+		return "`time`"
+	case *syntax.CoprocClause:
+		return "`coproc`"
+	}
+	return "this construct"
+}
+
+func describeRedirect(r *syntax.Redirect) string {
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc:
+		return "a here-document"
+	case syntax.WordHdoc:
+		return "a here-string"
+	}
+	op := r.Op.String()
+	if r.N != nil {
+		op = r.N.Value + op
+	}
+	if r.Word != nil {
+		if lit := r.Word.Lit(); lit != "" && len(lit) < 64 {
+			op += lit
+		}
+	}
+	return "redirection `" + op + "`"
+}
+
+// classifyUnparsable names what a command that is not valid POSIX sh was
+// trying to do, so that `cat <(make)` reads as process substitution rather
+// than a syntax error. It re-parses as bash only to pick the class: the
+// walk can only refuse, never approve.
+func classifyUnparsable(cmd string, perr error) (v violation) {
+	v = violation{ClassUnparsable, "not valid POSIX sh: " + perr.Error()}
+	defer func() { _ = recover() }() // classification only: on a parser panic v stays unparsable
+	p := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
+	if f, err := p.Parse(strings.NewReader(cmd), ""); err == nil {
+		w := shWalker{s: &shScript{}}
+		w.stmts(f.Stmts)
+		if w.v != nil && w.v.class != ClassUnparsable {
+			v = violation{w.v.class, w.v.reason + " (and the command is not valid POSIX sh)"}
+		}
+	}
+	return v
+}
+
+// appendShellQuoted appends s as one single-quoted shell word. Inside single
+// quotes nothing is special, so the only character to handle is the quote
+// itself, written as '\” (close, escaped quote, reopen).
+func appendShellQuoted(b []byte, s string) []byte {
+	b = append(b, '\'')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\'' {
+			b = append(b, `'\''`...)
+			continue
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '\'')
+}
+
+// appendOperator joins two rendered commands.
+func appendOperator(b []byte, op string) []byte {
+	if op == ";" {
+		return append(b, "; "...)
+	}
+	b = append(b, ' ')
+	b = append(b, op...)
+	return append(b, ' ')
+}
+
+func describeRune(r rune) string {
+	const hex = "0123456789ABCDEF"
+	b := []byte("U+")
+	digits := 4
+	if r > 0xffff {
+		digits = 6
+	}
+	for i := digits - 1; i >= 0; i-- {
+		b = append(b, hex[(r>>(4*uint(i)))&0xf])
+	}
+	return string(b)
+}

@@ -1,0 +1,372 @@
+package kernel
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+func words(s *shScript, i int) []string {
+	out := make([]string, 0, len(s.cmds[i].words))
+	for _, w := range s.cmds[i].words {
+		out = append(out, w.val)
+	}
+	return out
+}
+
+func TestShellParseShapes(t *testing.T) {
+	tests := []struct {
+		in    string
+		words [][]string
+		ops   []string
+	}{
+		{"ls -la", [][]string{{"ls", "-la"}}, nil},
+		{"echo a && echo b || echo c", [][]string{{"echo", "a"}, {"echo", "b"}, {"echo", "c"}}, []string{"&&", "||"}},
+		{"a | b && c | d", [][]string{{"a"}, {"b"}, {"c"}, {"d"}}, []string{"|", "&&", "|"}},
+		{"a; b\nc", [][]string{{"a"}, {"b"}, {"c"}}, []string{";", ";"}},
+		{"ls # comment $(x)", [][]string{{"ls"}}, nil},
+		{"# c\nls\n# d", [][]string{{"ls"}}, nil},
+		{`echo 'a b' "c d" e\ f`, [][]string{{"echo", "a b", "c d", "e f"}}, nil},
+		{`echo "a\"b" "a\\b" "a\b" 'a\b'`, [][]string{{"echo", `a"b`, `a\b`, `a\b`, `a\b`}}, nil},
+		{"echo {a,b} a#b", [][]string{{"echo", "{a,b}", "a#b"}}, nil},
+		{"cu\\\nrl x", [][]string{{"curl", "x"}}, nil},
+		{`"py"thon3 -V`, [][]string{{"python3", "-V"}}, nil},
+		{"ls |\n  wc -l", [][]string{{"ls"}, {"wc", "-l"}}, []string{"|"}},
+		{"ls &&\nls", [][]string{{"ls"}, {"ls"}}, []string{"&&"}},
+		{"ls;", [][]string{{"ls"}}, nil},
+		{"echo ''", [][]string{{"echo", ""}}, nil},
+	}
+	for _, tt := range tests {
+		s, v := parseCommand(tt.in)
+		if v != nil {
+			t.Errorf("%q: refused: %s %s", tt.in, v.class, v.reason)
+			continue
+		}
+		var got [][]string
+		for i := range s.cmds {
+			got = append(got, words(s, i))
+		}
+		if !reflect.DeepEqual(got, tt.words) || !reflect.DeepEqual(s.ops, tt.ops) && len(tt.ops)+len(s.ops) > 0 {
+			t.Errorf("%q: got %q ops %q, want %q ops %q", tt.in, got, s.ops, tt.words, tt.ops)
+		}
+	}
+}
+
+func TestShellGlobPatterns(t *testing.T) {
+	tests := []struct{ in, val, glob string }{
+		{"*.txt", "*.txt", "*.txt"},
+		{`\*.txt`, "*.txt", ""},
+		{`"*".txt`, "*.txt", ""},
+		{`'*'*`, "**", `\**`},
+		{"[!a]x", "[!a]x", "[^a]x"},
+		{"a-b", "a-b", ""},
+		{`"a-b"*`, "a-b*", `a\-b*`},
+		{`x\[1\]`, "x[1]", ""},
+		{"?", "?", "?"},
+	}
+	for _, tt := range tests {
+		s, v := parseCommand("ls " + tt.in)
+		if v != nil {
+			t.Fatalf("%q: %s", tt.in, v.reason)
+		}
+		w := s.cmds[0].words[1]
+		if w.val != tt.val || w.glob != tt.glob {
+			t.Errorf("%q: got val %q glob %q, want %q %q", tt.in, w.val, w.glob, tt.val, tt.glob)
+		}
+	}
+}
+
+// Every refused construct, at the parser level, with its class.
+func TestShellRefusals(t *testing.T) {
+	tests := []struct{ in, class string }{
+		{"echo $x", ClassSubstitution},
+		{"echo ${x}", ClassSubstitution},
+		{`echo "$x"`, ClassSubstitution},
+		{`echo "a${x}b"`, ClassSubstitution},
+		{"echo $(id)", ClassSubstitution},
+		{"echo `id`", ClassSubstitution},
+		{"echo $((1))", ClassSubstitution},
+		{"echo $'x'", ClassSubstitution},
+		{`echo $"x"`, ClassSubstitution},
+		{`echo \$x`, ClassSubstitution},
+		{`echo "\$x"`, ClassSubstitution},
+		{"echo \\`x\\`", ClassSubstitution},
+		{"echo ~", ClassSubstitution},
+		{"echo ~/x", ClassSubstitution},
+		{"echo $", ClassSubstitution},
+		{"ls > x", ClassRedirect},
+		{"ls 2>&1", ClassRedirect},
+		{"ls <x", ClassRedirect},
+		{"cat <<E\nx\nE", ClassRedirect},
+		{"ls |& cat", ClassRedirect},
+		{"cat <<<x", ClassRedirect},
+		{"ls &", ClassBackground},
+		{"ls & ls", ClassBackground},
+		{"(ls)", ClassShellConstruct},
+		{"{ ls; }", ClassShellConstruct},
+		{"! ls", ClassShellConstruct},
+		{"f() { ls; }", ClassShellConstruct},
+		{"if ls; then ls; fi", ClassShellConstruct},
+		{"while ls; do ls; done", ClassShellConstruct},
+		{"for a in b; do ls; done", ClassShellConstruct},
+		{"case a in a) ls;; esac", ClassShellConstruct},
+		{"cat <(ls)", ClassShellConstruct},
+		{"A=1 ls", ClassEnvAssignment},
+		{"A=1", ClassEnvAssignment},
+		{"ls &&", ClassUnparsable},
+		{"echo 'x", ClassUnparsable},
+		{"ls\x00", ClassUnparsable},
+		{"ls\xff", ClassUnparsable},
+		{"ls\u202e", ClassDeceptiveChar},
+		{"ls\r", ClassDeceptiveChar},
+		{strings.Repeat("(", 20), ClassTooComplex},
+		{strings.Repeat("a;", maxSimpleCommands+1), ClassTooComplex},
+	}
+	for _, tt := range tests {
+		_, v := parseCommand(tt.in)
+		if v == nil {
+			t.Errorf("%q: accepted, want %s", tt.in, tt.class)
+			continue
+		}
+		if v.class != tt.class {
+			t.Errorf("%q: class %s (%s), want %s", tt.in, v.class, v.reason, tt.class)
+		}
+		if v.reason == "" {
+			t.Errorf("%q: empty reason", tt.in)
+		}
+	}
+}
+
+// Parentheses and dollars inside single quotes, or parentheses inside
+// double quotes, are text: the nesting guard must not count them.
+func TestShellNestingGuardIgnoresQuotedText(t *testing.T) {
+	for _, in := range []string{
+		`python3 -c "print(((((((((((((((((((((1)))))))))))))))))))))"`,
+		`python3 -c 'print($(((((((((((((((((((((1)))))))))))))))))))))'`,
+		`echo \(\(\(\(\(\(\(\(\(\(\(\(\(\(\(\(\(\(\(\(`,
+		"ls # ((((((((((((((((((((((((((((((((((\necho ok",
+	} {
+		if n := countNestingOpeners(in); n != 0 {
+			t.Errorf("%q: counted %d openers", in, n)
+		}
+		if _, v := parseCommand(in); v != nil {
+			t.Errorf("%q: refused: %s", in, v.reason)
+		}
+	}
+}
+
+// Pathological inputs at the size cap must be refused quickly, without a
+// crash or a stack overflow. The parser alone needs seconds for 64 KiB of
+// "(", which is why the guard counts openers first.
+func TestShellPathologicalInputsAreCheap(t *testing.T) {
+	g := newTestGate(t, nil)
+	n := maxCommandBytes - 16
+	inputs := map[string]string{
+		"parens":         strings.Repeat("(", n),
+		"parens-spaced":  strings.Repeat("( ", n/2),
+		"cmd-subst":      strings.Repeat("$(", n/2),
+		"dq-cmd-subst":   strings.Repeat(`"$(`, n/3),
+		"backquotes":     strings.Repeat("`", n),
+		"arith":          "$((" + strings.Repeat("(", n-3),
+		"braces":         strings.Repeat("{ ", n/2),
+		"ifs":            strings.Repeat("if ", n/3),
+		"untils":         strings.Repeat("until ", n/6),
+		"param-default":  strings.Repeat("${a:-", n/5),
+		"bangs":          strings.Repeat("! ", n/2),
+		"and-chain":      strings.Repeat("ls&&", n/4) + "ls",
+		"pipe-chain":     strings.Repeat("ls|", n/3) + "ls",
+		"newlines":       strings.Repeat("ls\n", n/3),
+		"heredocs":       strings.Repeat("<<a\n", n/4),
+		"quotes":         strings.Repeat(`"'`, n/2),
+		"backslashes":    strings.Repeat(`\`, n),
+		"words":          "ls" + strings.Repeat(" a", n/2),
+		"globs":          "ls" + strings.Repeat(" *", n/2),
+		"one-long-word":  "ls " + strings.Repeat("a/", n/2),
+		"long-dash-word": "ls -" + strings.Repeat("a", n),
+	}
+	for name, in := range inputs {
+		start := time.Now()
+		d := g.Decide("run_cmd", map[string]any{"cmd": in})
+		el := time.Since(start)
+		if el > 2*time.Second {
+			t.Errorf("%s: took %v", name, el)
+		}
+		if d.Verdict != VerdictBlock && d.Verdict != VerdictAllow {
+			t.Errorf("%s: verdict %q", name, d.Verdict)
+		}
+		t.Logf("%-15s %-7v %s %s", name, el.Round(time.Millisecond), d.Verdict, d.BlastClass)
+	}
+	big := strings.Repeat("a", maxCommandBytes+1)
+	if d := g.Decide("run_cmd", map[string]any{"cmd": big}); d.BlastClass != ClassCommandTooLong {
+		t.Errorf("over the cap: %s", d.BlastClass)
+	}
+}
+
+// scriptWords re-parses a rendered Script and checks it has nothing for a
+// shell to interpret: simple commands whose words are single-quoted text.
+func scriptWords(t testing.TB, script string) [][]string {
+	t.Helper()
+	p := syntax.NewParser(syntax.Variant(syntax.LangPOSIX))
+	f, err := p.Parse(strings.NewReader(script), "")
+	if err != nil {
+		t.Fatalf("Script %q does not parse: %v", script, err)
+	}
+	var out [][]string
+	var walk func(st *syntax.Stmt)
+	walk = func(st *syntax.Stmt) {
+		if st.Negated || st.Background || st.Coprocess || len(st.Redirs) > 0 {
+			t.Fatalf("Script %q: statement with shell semantics", script)
+		}
+		switch c := st.Cmd.(type) {
+		case *syntax.BinaryCmd:
+			if c.Op != syntax.AndStmt && c.Op != syntax.OrStmt && c.Op != syntax.Pipe {
+				t.Fatalf("Script %q: operator %v", script, c.Op)
+			}
+			walk(c.X)
+			walk(c.Y)
+		case *syntax.CallExpr:
+			if len(c.Assigns) > 0 {
+				t.Fatalf("Script %q: assignment", script)
+			}
+			var ws []string
+			for _, w := range c.Args {
+				if len(w.Parts) == 0 {
+					t.Fatalf("Script %q: empty word", script)
+				}
+				var val strings.Builder
+				for _, part := range w.Parts {
+					switch q := part.(type) {
+					case *syntax.SglQuoted:
+						if q.Dollar {
+							t.Fatalf("Script %q: $'' quoting", script)
+						}
+						val.WriteString(q.Value)
+					case *syntax.Lit:
+						// Only the escaped quote between single-quoted runs.
+						if q.Value != `\'` {
+							t.Fatalf("Script %q: unquoted text %q", script, q.Value)
+						}
+						val.WriteByte('\'')
+					default:
+						t.Fatalf("Script %q: word part %T", script, part)
+					}
+				}
+				ws = append(ws, val.String())
+			}
+			out = append(out, ws)
+		default:
+			t.Fatalf("Script %q: command %T", script, st.Cmd)
+		}
+	}
+	for _, st := range f.Stmts {
+		walk(st)
+	}
+	return out
+}
+
+// The rendering parses back to exactly the approved words.
+func TestShellScriptRoundTrip(t *testing.T) {
+	g := newTestGate(t, nil)
+	for _, in := range []string{
+		`echo 'it'"'"'s' "a b" c\ d '' "'" '"'`,
+		"echo a && echo b || echo c; echo d | wc -l",
+		"grep -rn \"def main\" src\nls -la",
+		`python3 -c 'print("$PATH is not expanded")'`,
+		`echo "tab	and
+newline"`,
+		"echo é 日本 'x'\\''y'",
+		"ls *.txt src/*.py",
+	} {
+		d := g.Decide("run_cmd", map[string]any{"cmd": in})
+		if !d.Allowed() {
+			t.Fatalf("%q: %s %s", in, d.BlastClass, d.Reason)
+		}
+		s, _ := parseCommand(in)
+		got := scriptWords(t, d.Script)
+		if len(got) != len(s.cmds) {
+			t.Fatalf("%q: %d commands rendered, %d parsed", in, len(got), len(s.cmds))
+		}
+		for i := range got {
+			want := words(s, i)
+			if strings.Contains(in, "*") {
+				continue // glob words are replaced by their matches; checked in TestShellScriptMatchesSh
+			}
+			if !reflect.DeepEqual(got[i], want) {
+				t.Errorf("%q: command %d rendered %q, parsed %q", in, i, got[i], want)
+			}
+		}
+		again := g.Decide("run_cmd", map[string]any{"cmd": d.Script})
+		if !again.Allowed() || again.Script != d.Script {
+			t.Errorf("%q: rendering is not a fixed point: %q -> %q", in, d.Script, again.Script)
+		}
+	}
+}
+
+// TestShellScriptMatchesSh is the end-to-end proof that what was approved is
+// what runs: for each input, /bin/sh running the RAW command and /bin/sh
+// running Decision.Script hand printf exactly the same argv, and that argv
+// is the gate's own parse (globs included, in the C locale).
+func TestShellScriptMatchesSh(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no /bin/sh")
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"x.txt", "data.txt", "dx.txt", "b-1.txt", "src/main.py", "src/util.py", "src/pkg/a.py", ".hidden"} {
+		p := filepath.Join(dir, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pol, err := ParsePolicy([]byte(`{"extra_allow_heads": ["printf"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGate(dir, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{
+		`a\ b`, `"a\"b"`, `"a\\b"`, `"a\b"`, `'a\b'`, `'a'"b"c`, `a'b'"c"\d`, "\"a\\\nb\"", "a\\\nb",
+		`\*`, `"*"`, `'*'`, `*.txt`, `src/*.py`, `[xd]*.txt`, `[!x]*.txt`, `*.nomatch`, `\[x\]`, `{a,b}`, `a#b`,
+		`'#'`, `""`, `''`, `"'"`, `'"'`, `\\`, `"\\"`, `'\\'`, `\'`, `\"`, `é`, `"tab	here"`, "'multi\nline'",
+		`--flag=x`, `-`, `--`, `x?t.txt`, `*/`, `s*/*.py`, `src/*/a.py`, `*.[tp][xy]*`, `b-?.txt`, `[[]`, `a]`,
+		`'x'\''y'`, `!`, `%`, `a=b`, `x~`, `*/*.py`, "a\\", `.h*`,
+	}
+	for _, a := range args {
+		raw := `printf '%s\0' ` + a
+		d := g.Decide("run_cmd", map[string]any{"cmd": raw})
+		if !d.Allowed() {
+			t.Errorf("%q: %s %s", raw, d.BlastClass, d.Reason)
+			continue
+		}
+		run := func(script string) []byte {
+			cmd := exec.Command(sh, "-c", script)
+			cmd.Dir = dir
+			cmd.Env = []string{"LC_ALL=C", "PATH=" + g.TrustedPATH()}
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("sh -c %q: %v", script, err)
+			}
+			return out
+		}
+		fromRaw, fromScript := run(raw), run(d.Script)
+		if !bytes.Equal(fromRaw, fromScript) {
+			t.Errorf("%q\n\tsh on raw:    %q\n\tsh on Script: %q (Script %q)", a, fromRaw, fromScript, d.Script)
+		}
+		want := strings.Join(scriptWords(t, d.Script)[0][2:], "\x00") + "\x00"
+		if string(fromScript) != want {
+			t.Errorf("%q: printf received %q, gate approved %q", a, fromScript, want)
+		}
+	}
+}
