@@ -1,0 +1,286 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"time"
+
+	"github.com/deponent-dev/deponent-action/pkg/jail"
+	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+)
+
+// Tool names the Cell executes.
+const (
+	ToolReadFile  = "read_file"
+	ToolWriteFile = "write_file"
+	ToolRunCmd    = "run_cmd"
+)
+
+// MaxReadBytes caps what read_file returns to the agent. The outcome hash
+// covers what was returned.
+const MaxReadBytes = 8 << 20
+
+// CellOptions wire a Cell.
+type CellOptions struct {
+	Gate   *Gate
+	Ledger *Ledger
+	// Jail confines run_cmd. Nil means no sandbox is available: every
+	// allowed command is refused and the refusal recorded (fail closed).
+	// Gate-only execution needs a backend of its own, jail "none", which
+	// jail.Select hands out only on an explicit opt-in; every entry it runs
+	// is recorded "unjailed": true.
+	Jail jail.Backend
+	// NoJailReason says why Jail is nil, for the refusals.
+	NoJailReason string
+	// DryRun gates and records every action and executes none.
+	DryRun bool
+}
+
+// Cell is the one path every action takes: gate, then execution (file tools
+// confined to the sandbox, commands through the jail), then one ledger entry
+// — for BLOCKs too.
+type Cell struct {
+	gate   *Gate
+	ledger *Ledger
+	jail   jail.Backend
+	noJail string
+	dryRun bool
+	limits jail.Limits
+	env    map[string]string
+}
+
+// NewCell checks the wiring.
+func NewCell(o CellOptions) (*Cell, error) {
+	if o.Gate == nil || o.Ledger == nil {
+		return nil, errors.New("cell: a gate and a ledger are required")
+	}
+	cpu, fsize, mem, wall := o.Gate.Policy().Limits()
+	c := &Cell{
+		gate: o.Gate, ledger: o.Ledger, jail: o.Jail, noJail: o.NoJailReason, dryRun: o.DryRun,
+		limits: jail.Limits{CPUSeconds: cpu, FileSizeMB: fsize, MemoryMB: mem, WallClock: wall},
+		env:    o.Gate.Policy().EnvPass(),
+	}
+	if c.noJail == "" {
+		c.noJail = "no sandbox backend is available"
+	}
+	return c, nil
+}
+
+// Call is one tool call, as an agent harness emits it.
+type Call struct {
+	Tool   string
+	Params map[string]any
+	Agent  string
+	// Tags are extra fields recorded (and hashed) in the entry, e.g. the
+	// canary a harness probe stands for.
+	Tags []canon.Member
+}
+
+// ActResult is what the agent gets back, and what was recorded.
+type ActResult struct {
+	Decision Decision
+	// Executed is true when the action ran (not blocked, not dry run).
+	Executed bool
+	Output   []byte // read_file: the content; run_cmd: a bounded tail of the output
+	ExitCode int    // run_cmd: the exit code (-1 when killed or not run)
+	Killed   string // run_cmd: why the jail stopped it
+	Backend  string // run_cmd: the jail that confined it
+	Duration time.Duration
+	// Err is the fail-soft message for the agent: the refusal, a malformed
+	// call, or why an allowed action failed. The loop goes on; the verdict
+	// stands and is recorded either way.
+	Err   error
+	Entry canon.Value // the ledger entry
+}
+
+// Act gates, executes what is allowed and records the action. It is the
+// seed's Cell.act(tool, params, agent).
+func (c *Cell) Act(tool string, params map[string]any, agent string) ActResult {
+	return c.Do(context.Background(), Call{Tool: tool, Params: params, Agent: agent})
+}
+
+// Do is Act with a context and tags. It never panics on any call: a panic
+// while executing is recovered, recorded as the action's error, and
+// returned to the agent.
+func (c *Cell) Do(ctx context.Context, call Call) (res ActResult) {
+	d := c.gate.Decide(call.Tool, call.Params)
+	res.Decision = d
+	res.ExitCode = -1
+	var extra []canon.Member
+	outcome := ""
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				res.Err = fmt.Errorf("internal error while executing %s: %v", call.Tool, p)
+			}
+		}()
+		switch {
+		case !d.Allowed():
+			res.Err = fmt.Errorf("BLOCK %s: %s", d.BlastClass, d.Reason)
+		case c.dryRun:
+			extra = append(extra, canon.M(FieldDryRun, canon.BoolValue(true)))
+		case c.ledger.Err() != nil:
+			// Nothing executes that cannot be recorded.
+			res.Err = fmt.Errorf("not executed: the ledger cannot record it: %w", c.ledger.Err())
+		default:
+			outcome, extra = c.execute(ctx, call, d, &res)
+		}
+	}()
+	if res.Err != nil && res.Executed {
+		extra = append(extra, canon.M(FieldError, canon.Str(res.Err.Error())))
+	}
+	rec := Record{
+		Agent: call.Agent, Tool: call.Tool, Params: call.Params,
+		Verdict: res.Decision.Verdict, BlastClass: res.Decision.BlastClass, Reason: res.Decision.Reason,
+		OutcomeSHA256: outcome, Extra: append(extra, call.Tags...),
+	}
+	entry, err := c.ledger.Append(rec)
+	if err != nil {
+		res.Err = errors.Join(res.Err, fmt.Errorf("ledger: %w", err))
+	}
+	res.Entry = entry
+	return res
+}
+
+// execute runs an allowed action and returns the outcome hash and the extra
+// fields to record.
+func (c *Cell) execute(ctx context.Context, call Call, d Decision, res *ActResult) (string, []canon.Member) {
+	start := time.Now()
+	defer func() { res.Duration = time.Since(start) }()
+	switch call.Tool {
+	case ToolReadFile:
+		res.Executed = true
+		data, err := c.readFile(d.Path)
+		if err != nil {
+			res.Err = err
+			return "", nil
+		}
+		res.Output = data
+		return HashOutcome(data), nil
+	case ToolWriteFile:
+		res.Executed = true
+		content, _ := call.Params["content"].(string)
+		if err := c.writeFile(d.Path, content); err != nil {
+			res.Err = err
+			return "", nil
+		}
+		return HashOutcome([]byte(content)), nil
+	case ToolRunCmd:
+		return c.runCmd(ctx, d, res)
+	}
+	// The gate allows only the tools above; anything else is a bug, and
+	// still nothing runs.
+	res.Decision = block(ClassUnknownTool, fmt.Sprintf("no executor for tool %q", call.Tool))
+	res.Err = errors.New(res.Decision.Reason)
+	return "", nil
+}
+
+func (c *Cell) runCmd(ctx context.Context, d Decision, res *ActResult) (string, []canon.Member) {
+	if c.jail == nil {
+		// Fail closed: the gate allowed it, but nothing confines it.
+		res.Decision = block(ClassNoJail, "refusing to run without a sandbox (fail closed): "+c.noJail)
+		res.Killed = "no-jail"
+		res.Err = errors.New(res.Decision.Reason)
+		return "", []canon.Member{canon.M(FieldKilled, canon.Str("no-jail"))}
+	}
+	spec := jail.Spec{
+		Sandbox: c.gate.Sandbox(), Script: d.Script, PATH: c.gate.TrustedPATH(),
+		Env: c.env, Protected: c.gate.ProtectedPaths(), Limits: c.limits,
+	}
+	r, err := c.jail.Run(ctx, spec)
+	res.Backend = r.Backend
+	if err != nil {
+		res.Executed = true
+		res.Err = fmt.Errorf("jail %s: %w", c.jail.Name(), err)
+		return "", []canon.Member{canon.M(FieldJail, canon.Str(c.jail.Name()))}
+	}
+	if r.Killed == "no-jail" {
+		res.Decision = block(ClassNoJail, "the sandbox refused to run it (fail closed): "+r.Reason)
+		res.Killed = r.Killed
+		res.Err = errors.New(res.Decision.Reason)
+		return "", []canon.Member{canon.M(FieldKilled, canon.Str(r.Killed))}
+	}
+	res.Executed = true
+	res.Output, res.ExitCode, res.Killed = r.Output, r.ExitCode, r.Killed
+	extra := []canon.Member{
+		canon.M(FieldExitCode, canon.Int(int64(r.ExitCode))),
+		canon.M(FieldDurationMS, canon.Int(r.Duration.Milliseconds())),
+		canon.M(FieldJail, canon.Str(r.Backend)),
+	}
+	if r.Killed != "" {
+		extra = append(extra, canon.M(FieldKilled, canon.Str(r.Killed)))
+	}
+	if r.Unjailed {
+		extra = append(extra, canon.M(FieldUnjailed, canon.BoolValue(true)))
+	}
+	return r.OutputSHA256, extra
+}
+
+// readFile reads a gated path through an os.Root of the sandbox, so no
+// symlink or ".." can lead it outside, whatever changed since the gate
+// looked.
+func (c *Cell) readFile(rel string) ([]byte, error) {
+	root, err := os.OpenRoot(c.gate.Sandbox())
+	if err != nil {
+		return nil, fmt.Errorf("read_file: %w", err)
+	}
+	defer root.Close()
+	f, err := root.Open(rel)
+	if err != nil {
+		return nil, fmt.Errorf("read_file %s: %w", rel, unwrapPathError(err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxReadBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read_file %s: %w", rel, unwrapPathError(err))
+	}
+	if len(data) > MaxReadBytes {
+		return nil, fmt.Errorf("read_file %s: larger than the %d-byte cap; read it in parts with run_cmd (head, tail)", rel, MaxReadBytes)
+	}
+	return data, nil
+}
+
+// writeFile writes through an os.Root of the sandbox: to a temporary file
+// beside the target, then a rename, so a failed write leaves the old
+// content.
+func (c *Cell) writeFile(rel, content string) error {
+	if max := int64(c.limits.FileSizeMB) << 20; max > 0 && int64(len(content)) > max {
+		return fmt.Errorf("write_file %s: %d bytes is over the %d MB file-size cap", rel, len(content), c.limits.FileSizeMB)
+	}
+	root, err := os.OpenRoot(c.gate.Sandbox())
+	if err != nil {
+		return fmt.Errorf("write_file: %w", err)
+	}
+	defer root.Close()
+	if dir := path.Dir(rel); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("write_file %s: %w", rel, unwrapPathError(err))
+		}
+	}
+	mode := os.FileMode(0o644)
+	if st, err := root.Stat(rel); err == nil && st.Mode().IsRegular() {
+		mode = st.Mode().Perm() // keep an executable script executable
+	}
+	tmp := path.Join(path.Dir(rel), fmt.Sprintf(".%s.deponent-tmp-%d", path.Base(rel), time.Now().UnixNano()))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return fmt.Errorf("write_file %s: %w", rel, unwrapPathError(err))
+	}
+	_, werr := io.WriteString(f, content)
+	cerr := f.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = root.Rename(tmp, rel)
+	}
+	if werr != nil {
+		_ = root.Remove(tmp)
+		return fmt.Errorf("write_file %s: %w", rel, unwrapPathError(werr))
+	}
+	return nil
+}
