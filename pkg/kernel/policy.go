@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,8 +50,9 @@ import (
 //	                                 allowed, nothing else with a slash. These files are also
 //	                                 protected from writes. Default [].
 //	extra_protected_paths  [string]  Paths relative to the sandbox refused for writes, added to the
-//	                                 built-ins, which cannot be removed: ".git" (at any depth) and
-//	                                 ".deponent". Compared case-insensitively, after symlink
+//	                                 built-ins, which cannot be removed: ".git" (at any depth),
+//	                                 ".deponent", ".github/workflows" and ".github/actions".
+//	                                 Compared case-insensitively, after symlink
 //	                                 resolution. Default [].
 //	limits                 object    Resource caps for the jail; each key optional:
 //	  limits.cpu_seconds   integer   CPU seconds, 1..21600. Default 60.
@@ -467,16 +467,16 @@ func (p *Policy) SHA256() string {
 	return hex.EncodeToString(sum[:])
 }
 
-// CanonicalJSON renders the effective policy as the bytes SHA256 hashes.
-// Exactly: one compact JSON object (no whitespace, no trailing newline,
-// UTF-8, no HTML escaping) with the keys in this order —
+// CanonicalJSON renders the effective policy as the bytes SHA256 hashes: the
+// canonical form C of package canon (the same rules as every other hash in
+// Deponent), of one object with these keys —
 //
 //	allow_executables      sorted, deduplicated
 //	allow_heads            the effective allowlist (defaults replaced/extended), sorted, deduplicated
 //	deny                   the effective denylist, lower case, whitespace collapsed, sorted, deduplicated
-//	env                    object, keys sorted
+//	env                    object
 //	env_pass               names only (never values), sorted, deduplicated
-//	extra_protected_paths  cleaned, sorted, deduplicated, built-ins (.git, .deponent) left out
+//	extra_protected_paths  cleaned, sorted, deduplicated, built-ins (.git, .deponent, .github/…) left out
 //	limits                 {cpu_seconds, file_size_mb, memory_mb, wall_seconds}, defaults filled in
 //	trusted_path           in search order; the key is absent when the runner's PATH is used
 //	version                1
@@ -486,51 +486,44 @@ func (p *Policy) SHA256() string {
 func (p *Policy) CanonicalJSON() []byte {
 	c := p.clone()
 	_ = c.normalize() // policies from ParsePolicy/DefaultPolicy are already normal
-	b, _ := c.MarshalJSON()
-	return b
+	return canon.Canonical(c.value())
 }
 
-// MarshalJSON keeps the canonical key order and never emits null lists.
-func (p *Policy) MarshalJSON() ([]byte, error) {
-	type canonical struct {
-		AllowExecutables    []string          `json:"allow_executables"`
-		AllowHeads          []string          `json:"allow_heads"`
-		Deny                []string          `json:"deny"`
-		Env                 map[string]string `json:"env"`
-		EnvPass             []string          `json:"env_pass"`
-		ExtraProtectedPaths []string          `json:"extra_protected_paths"`
-		ResourceLimits      PolicyLimits      `json:"limits"`
-		TrustedPath         []string          `json:"trusted_path,omitempty"`
-		Version             int               `json:"version"`
-	}
-	nonNil := func(s []string) []string {
-		if s == nil {
-			return []string{}
+// MarshalJSON writes the canonical rendering.
+func (p *Policy) MarshalJSON() ([]byte, error) { return p.CanonicalJSON(), nil }
+
+func (p *Policy) value() canon.Value {
+	strs := func(list []string) canon.Value {
+		vs := make([]canon.Value, 0, len(list))
+		for _, s := range list {
+			vs = append(vs, canon.Str(s))
 		}
-		return s
+		return canon.Arr(vs...)
 	}
-	env := p.Env
-	if env == nil {
-		env = map[string]string{}
+	env := make([]canon.Member, 0, len(p.Env))
+	for k, v := range p.Env {
+		env = append(env, canon.M(k, canon.Str(v)))
 	}
-	c := canonical{
-		AllowExecutables:    nonNil(p.AllowExecutables),
-		AllowHeads:          nonNil(p.AllowHeads),
-		Deny:                nonNil(p.Deny),
-		Env:                 env,
-		EnvPass:             nonNil(p.EnvPassNames),
-		ExtraProtectedPaths: nonNil(p.ExtraProtectedPaths),
-		ResourceLimits:      p.ResourceLimits,
-		TrustedPath:         p.TrustedPath,
-		Version:             p.Version,
+	l := p.ResourceLimits
+	ms := []canon.Member{
+		canon.M("allow_executables", strs(p.AllowExecutables)),
+		canon.M("allow_heads", strs(p.AllowHeads)),
+		canon.M("deny", strs(p.Deny)),
+		canon.M("env", canon.Obj(env...)),
+		canon.M("env_pass", strs(p.EnvPassNames)),
+		canon.M("extra_protected_paths", strs(p.ExtraProtectedPaths)),
+		canon.M("limits", canon.Obj(
+			canon.M("cpu_seconds", canon.Int(int64(l.CPUSeconds))),
+			canon.M("file_size_mb", canon.Int(int64(l.FileSizeMB))),
+			canon.M("memory_mb", canon.Int(int64(l.MemoryMB))),
+			canon.M("wall_seconds", canon.Int(int64(l.WallSeconds))),
+		)),
+		canon.M("version", canon.Int(int64(p.Version))),
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(c); err != nil {
-		return nil, err
+	if p.TrustedPath != nil {
+		ms = append(ms, canon.M("trusted_path", strs(p.TrustedPath)))
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return canon.Obj(ms...)
 }
 
 func (p *Policy) clone() *Policy {
