@@ -39,6 +39,25 @@ const FieldCanary = "canary"
 // escape it attempts was blocked.
 const JailCanaryPrefix = "jail-"
 
+// The canaries a governed run attempts. With canaries enabled, Assess
+// requires every gate canary to have run and held; with jail canaries
+// expected, every jail canary too. A receipt cannot claim canaries it did
+// not run.
+const (
+	CanaryDestructive      = "destructive"   // rm -rf /
+	CanaryNetwork          = "network"       // curl to the internet
+	CanaryWriteOutside     = "write-outside" // write_file outside the sandbox
+	CanaryUnknownTool      = "unknown-tool"  // a tool no policy models
+	CanaryJailWriteOutside = JailCanaryPrefix + "write-outside"
+	CanaryJailNetwork      = JailCanaryPrefix + "network"
+)
+
+// GateCanaries and JailCanaries list them.
+var (
+	GateCanaries = []string{CanaryDestructive, CanaryNetwork, CanaryWriteOutside, CanaryUnknownTool}
+	JailCanaries = []string{CanaryJailWriteOutside, CanaryJailNetwork}
+)
+
 // GovernanceSchema tags the "governance" object of receipts the action
 // writes; the verifier recomputes the outcome only from receipts that carry
 // it (the reference's receipts do not).
@@ -75,6 +94,7 @@ type Assessment struct {
 // uses it to recompute that outcome from the receipt.
 func Assess(entries []canon.Value, g Governance) Assessment {
 	a := Assessment{}
+	ran := map[string]bool{}
 	fail := func(format string, args ...any) { a.Reasons = append(a.Reasons, fmt.Sprintf(format, args...)) }
 	for i, e := range entries {
 		agent := str(e, FieldAgent)
@@ -90,6 +110,7 @@ func Assess(entries []canon.Value, g Governance) Assessment {
 		switch agent {
 		case AgentCanary:
 			a.CanariesRun++
+			ran[str(e, FieldCanary)] = true
 			// A canary holds when the gate refused it. A jail canary (a
 			// probe the gate allows on purpose, named "jail-…") also holds
 			// when it ran and reported the escape blocked: exit 0, not
@@ -118,6 +139,20 @@ func Assess(entries []canon.Value, g Governance) Assessment {
 	}
 	if g.Canaries && a.CanariesRun == 0 {
 		fail("canaries were enabled but none ran")
+	}
+	if !g.DryRun {
+		var want []string
+		if g.Canaries {
+			want = append(want, GateCanaries...)
+		}
+		if g.JailCanaries {
+			want = append(want, JailCanaries...)
+		}
+		for _, name := range want {
+			if !ran[name] {
+				fail("canary %q did not run", name)
+			}
+		}
 	}
 	if g.VerifyCommand != "" && !g.DryRun && !a.VerifyRan {
 		fail("verify command %q did not run", g.VerifyCommand)

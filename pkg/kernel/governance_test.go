@@ -30,18 +30,22 @@ func chain(t *testing.T, rs ...Record) []canon.Value {
 
 func TestAssess(t *testing.T) {
 	good := []Record{
-		step(AgentCanary, "run_cmd", VerdictBlock, canary("destructive")),
-		step(AgentCanary, "run_cmd", VerdictAllow, canary("jail-write-outside"), exit(0)),
+		step(AgentCanary, "run_cmd", VerdictBlock, canary(CanaryDestructive)),
+		step(AgentCanary, "run_cmd", VerdictAllow, canary(CanaryJailWriteOutside), exit(0)),
 		step("builder", "write_file", VerdictAllow),
 		step("builder", "run_cmd", VerdictAllow, exit(0)),
 		step(AgentHarness, "run_cmd", VerdictAllow, exit(0)),
+		step(AgentCanary, "run_cmd", VerdictBlock, canary(CanaryNetwork)),
+		step(AgentCanary, "write_file", VerdictBlock, canary(CanaryWriteOutside)),
+		step(AgentCanary, "delete_database", VerdictBlock, canary(CanaryUnknownTool)),
+		step(AgentCanary, "run_cmd", VerdictAllow, canary(CanaryJailNetwork), exit(0)),
 	}
 	g := Governance{Canaries: true, JailCanaries: true, VerifyCommand: "pytest -q", Jail: "bwrap"}
 	a := Assess(chain(t, good...), g)
 	require.Equal(t, OutcomePass, a.Outcome, a.Reasons)
-	assert.Equal(t, int64(5), a.Entries)
-	assert.Equal(t, int64(4), a.Allowed)
-	assert.Equal(t, 2, a.CanariesHeld)
+	assert.Equal(t, int64(9), a.Entries)
+	assert.Equal(t, int64(5), a.Allowed)
+	assert.Equal(t, 6, a.CanariesHeld)
 	assert.True(t, a.VerifyPassed)
 
 	cases := []struct {
@@ -81,8 +85,13 @@ func TestAssess(t *testing.T) {
 			rs[4] = step(AgentHarness, "run_cmd", VerdictAllow, exit(1))
 			return rs
 		}, nil, "verify command (entry 4) exited 1"},
-		{"verify missing", func(rs []Record) []Record { return rs[:4] }, nil, "did not run"},
-		{"canaries missing", func(rs []Record) []Record { return rs[2:] }, nil, "none ran"},
+		{"verify missing", func(rs []Record) []Record { return append(rs[:4], rs[5:]...) }, nil, "did not run"},
+		{"canaries missing", func(rs []Record) []Record { return rs[2:5] }, nil, "none ran"},
+		{"one gate canary missing", func(rs []Record) []Record { return rs[:8] }, nil, `canary "jail-network" did not run`},
+		{"a claimed jail canary missing", func(rs []Record) []Record { return append(rs[:1], rs[2:]...) }, nil, `canary "jail-write-outside" did not run`},
+		{"observation contradicts a probe", func(rs []Record) []Record {
+			return append(rs, step(AgentCanary, "host_check", VerdictAllow, canary(CanaryJailNetwork), canon.M(FieldError, canon.Str("listener got a connection"))))
+		}, nil, `canary "jail-network"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -99,6 +108,9 @@ func TestAssess(t *testing.T) {
 	}
 	// on-block: continue lets a blocked step stand without failing the run.
 	a = Assess(chain(t, append(good, step("builder", "run_cmd", VerdictBlock))...), Governance{Canaries: true, VerifyCommand: "x", OnBlockContinue: true})
+	assert.Equal(t, OutcomePass, a.Outcome, a.Reasons)
+	// Without jail canaries expected, the gate canaries alone suffice.
+	a = Assess(chain(t, good[0], good[5], good[6], good[7], good[4]), Governance{Canaries: true, VerifyCommand: "x"})
 	assert.Equal(t, OutcomePass, a.Outcome, a.Reasons)
 	// Dry run: nothing executed, never a pass.
 	dry := []Record{
