@@ -1,0 +1,144 @@
+package verify
+
+import (
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// container is a directory or zip PATH: its own slot, and its files grouped
+// by the directory that holds them, for the store checks.
+type container struct {
+	slot     int
+	groups   map[string]*group
+	dirName  func(dir string) string // the name of a group's directory, "" when it has none (a zip's root)
+	receipts int
+	ledgers  int
+}
+
+// group is one directory of a container.
+type group struct {
+	dir           string
+	receipts      map[string]int // file name → slot
+	ledgers       map[string]int // file name → slot
+	bad           map[string]bool
+	index, latest *member
+}
+
+type member struct {
+	slot int
+	open opener
+}
+
+// addDir walks a directory PATH into a container. A store directory's
+// producer name is its own name, so "deponent-verify receipts/deponent"
+// checks the same rules as "deponent-verify receipts".
+func (r *runner) addDir(root string) {
+	slot := r.newItem(root, KindDirectory)
+	defer r.recoverInto(slot)
+	refs, problems := walkDir(root)
+	r.items[slot].Problems = append(r.items[slot].Problems, problems...)
+	rootName := root
+	if abs, err := filepath.Abs(root); err == nil {
+		rootName = filepath.Base(abs)
+	}
+	r.addContainer(slot, refs, func(dir string) string {
+		if dir == "." {
+			return rootName
+		}
+		return path.Base(dir)
+	})
+}
+
+// addZip opens a zip PATH (kept open until the run ends: its members are
+// read by the workers) and lists it into a container.
+func (r *runner) addZip(p string) {
+	slot := r.newItem(p, KindZip)
+	defer r.recoverInto(slot)
+	open := fileOpener(p, true)
+	rc, size, err := open()
+	if err != nil {
+		r.items[slot].fail("", "cannot read: %v", err)
+		return
+	}
+	f := rc.(*os.File)
+	r.closers = append(r.closers, f)
+	r.addZipReader(slot, p, f, size)
+}
+
+// addZipReader lists an open archive into the container in slot.
+func (r *runner) addZipReader(slot int, p string, ra io.ReaderAt, size int64) {
+	z, err := openZip(ra, size)
+	if err != nil {
+		r.items[slot].fail("", "%v", err)
+		return
+	}
+	refs := z.refs(p)
+	slices.SortStableFunc(refs, func(a, b ref) int { return strings.Compare(a.rel, b.rel) })
+	r.addContainer(slot, refs, func(dir string) string {
+		if dir == "." {
+			return "" // the archive's root has no name of its own
+		}
+		return path.Base(dir)
+	})
+}
+
+// addContainer gives every file of a container its slot: a job for each
+// receipt and ledger, a deferred check for each index.jsonl and LATEST, a
+// failure for each refused entry; other files are only counted.
+func (r *runner) addContainer(slot int, refs []ref, dirName func(string) string) {
+	c := &container{slot: slot, groups: map[string]*group{}, dirName: dirName}
+	grp := func(rel string) *group {
+		d := path.Dir(rel)
+		g := c.groups[d]
+		if g == nil {
+			g = &group{dir: d, receipts: map[string]int{}, ledgers: map[string]int{}, bad: map[string]bool{}}
+			c.groups[d] = g
+		}
+		return g
+	}
+	for _, rf := range refs {
+		switch rf.kind {
+		case refBad:
+			s := r.newItem(rf.display, KindEntry)
+			r.items[s].fail("", "%s", rf.bad)
+			grp(rf.rel).bad[path.Base(rf.rel)] = true
+		case refOther:
+			r.items[slot].Ignored++
+		case refReceipt:
+			grp(rf.rel).receipts[path.Base(rf.rel)] = r.addJob(rf.display, KindReceipt, rf.open)
+			c.receipts++
+		case refLedger:
+			grp(rf.rel).ledgers[path.Base(rf.rel)] = r.addJob(rf.display, KindLedger, rf.open)
+			c.ledgers++
+		case refIndex:
+			grp(rf.rel).index = &member{slot: r.newItem(rf.display, KindIndex), open: rf.open}
+		case refLatest:
+			grp(rf.rel).latest = &member{slot: r.newItem(rf.display, KindLatest), open: rf.open}
+		}
+	}
+	r.containers = append(r.containers, c)
+}
+
+// finishContainer runs the store checks of each directory of a container
+// and the --min-receipts check.
+func (r *runner) finishContainer(c *container) {
+	defer r.recoverInto(c.slot)
+	dirs := make([]string, 0, len(c.groups))
+	for d := range c.groups {
+		dirs = append(dirs, d)
+	}
+	slices.Sort(dirs)
+	for _, d := range dirs {
+		r.checkStore(c, c.groups[d])
+		r.checkLedgers(c.groups[d])
+	}
+	it := &r.items[c.slot]
+	it.Receipts, it.Ledgers = c.receipts, c.ledgers
+	if c.receipts < r.o.MinReceipts {
+		it.fail("", "holds %d receipts; --min-receipts is %d (an empty artifact proves nothing)", c.receipts, r.o.MinReceipts)
+	}
+}

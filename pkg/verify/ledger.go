@@ -1,0 +1,143 @@
+package verify
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/deponent-dev/deponent-action/pkg/kernel"
+	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+)
+
+// checkLedger recomputes a bare JSONL ledger read from rd. It streams: the
+// kernel verifies in bounded memory on all cores. When an entry-level
+// policy is set, a second reader parses the same bytes as they pass (one
+// read, so both see the same file).
+func checkLedger(it *Item, rd io.Reader, o *Options, standalone bool) {
+	opts := kernel.VerifyOptions{Anchors: kernel.Anchors{CheckLen: o.CheckLen, ExpectLen: o.ExpectLen, ExpectHead: o.ExpectHead}}
+	var scan *lineScan
+	if o.RequireJailed || o.MaxBlocked >= 0 {
+		scan = &lineScan{entryScan: entryScan{jailed: o.RequireJailed}}
+		var wait func()
+		rd, wait = scan.tee(rd)
+		defer wait() // also on a panic in the kernel: the scanner must not leak
+	}
+	rep, err := kernel.VerifyLedger(rd, opts)
+	it.Entries, it.Allowed, it.Blocked, it.Head = rep.Entries, rep.Allowed, rep.Blocked, rep.Head
+	if err != nil {
+		it.fail("", "cannot read: %v", err)
+		return
+	}
+	if b := rep.Break; b != nil {
+		where := "chain"
+		if b.Kind != kernel.BreakLength && b.Kind != kernel.BreakHead {
+			where = fmt.Sprintf("line %d (entry %d)", b.Index+1, b.Index)
+		}
+		it.fail(where, "%s: %s", b.Kind, b.Detail)
+		return
+	}
+	it.Verified = true
+	if fs := o.receiptOnly(); len(fs) > 0 && standalone {
+		it.fail("", "%s: a bare ledger records no outcome and no provenance; pass the receipt", strings.Join(fs, ", "))
+	}
+	if scan != nil {
+		scan.finish()
+		if scan.broken != "" {
+			// The kernel accepted what the scanner could not read: never
+			// expected, and never a pass.
+			it.fail("", "policy scan: %s", scan.broken)
+		}
+		scan.report(it, o, func(i int64) string { return fmt.Sprintf("line %d (entry %d)", i+1, i) })
+	}
+}
+
+// lineScan applies entryScan to the lines of a ledger as the kernel reads
+// them, through a pipe fed by an io.TeeReader.
+type lineScan struct {
+	entryScan
+	pw     *io.PipeWriter
+	done   chan struct{}
+	broken string // why scanning stopped early, if it did
+	closed bool
+}
+
+func (s *lineScan) tee(rd io.Reader) (io.Reader, func()) {
+	pr, pw := io.Pipe()
+	s.pw, s.done = pw, make(chan struct{})
+	go func() {
+		defer close(s.done)
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					s.broken = fmt.Sprintf("internal error: %v", p)
+				}
+			}()
+			s.lines(pr)
+		}()
+		// Whatever happened above, keep draining: the kernel's reader is
+		// blocked on the tee until these bytes are taken.
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	return io.TeeReader(rd, pw), s.finish
+}
+
+// finish waits for the scanner; safe to call twice.
+func (s *lineScan) finish() {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	s.pw.Close()
+	<-s.done
+}
+
+// lines parses each line as an entry and judges it. It stops at the first
+// line it cannot read; the kernel reports that line as the break.
+func (s *lineScan) lines(r io.Reader) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	for i := int64(0); ; i++ {
+		var err error
+		line, err = readLine(br, line[:0], kernel.MaxLedgerLine)
+		if err != nil {
+			if !errors.Is(err, io.EOF) || len(line) > 0 {
+				s.broken = fmt.Sprintf("line %d: %v", i+1, err)
+			}
+			return
+		}
+		e, err := canon.Parse(line, kernel.EntryLimits)
+		if err != nil {
+			s.broken = fmt.Sprintf("line %d: %v", i+1, err)
+			return
+		}
+		s.add(i, e)
+	}
+}
+
+var errLineTooLong = errors.New("line is over the cap")
+
+// readLine appends the next line, without its "\n", to buf. A line longer
+// than max is refused after max bytes. io.EOF with a non-empty result is a
+// torn last line.
+func readLine(br *bufio.Reader, buf []byte, max int) ([]byte, error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(buf)+len(chunk) > max+1 {
+			return buf, errLineTooLong
+		}
+		buf = append(buf, chunk...)
+		switch {
+		case err == nil:
+			return bytes.TrimSuffix(buf, []byte{'\n'}), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(buf) > 0:
+			return buf, io.EOF
+		default:
+			return buf, err
+		}
+	}
+}

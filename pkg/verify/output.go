@@ -1,0 +1,315 @@
+package verify
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// WriteText prints one line per item, then the summary line and the note
+// on what a pass means. Text taken from the evidence (paths, reasons) is
+// escaped onto one line: a hostile receipt cannot start a line of its own,
+// so it cannot forge an OK or inject a workflow command.
+func (r *Report) WriteText(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	for i := range r.Items {
+		bw.WriteString(textLine(&r.Items[i]))
+		bw.WriteByte('\n')
+	}
+	fmt.Fprintf(bw, "%s\n", r.Summary())
+	fmt.Fprintf(bw, "note: %s\n", Honesty)
+	if n := r.unanchored(); n > 0 {
+		fmt.Fprintf(bw, "note: %s verified without --expect-len or --expect-head: a bare chain cannot reveal that its last entries were dropped\n", plural(n, "bare ledger"))
+	}
+	return bw.Flush()
+}
+
+// unanchored counts the ledgers that verified with no anchor.
+func (r *Report) unanchored() int {
+	if r.Policy.ExpectLen != nil || r.Policy.ExpectHead != nil {
+		return 0
+	}
+	n := 0
+	for i := range r.Items {
+		if it := &r.Items[i]; it.Kind == KindLedger && it.Verified && it.AnchoredBy == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// Summary is "N verified, M failed (R receipts, L ledgers)".
+func (r *Report) Summary() string {
+	return fmt.Sprintf("%d verified, %d failed (%s, %s)", r.Verified, r.Failed, plural(r.Receipts, "receipt"), plural(r.Ledgers, "ledger"))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
+func textLine(it *Item) string {
+	var b strings.Builder
+	if it.OK {
+		b.WriteString("OK  ")
+	} else {
+		b.WriteString("FAIL")
+	}
+	b.WriteString("  ")
+	b.WriteString(quotePath(it.Path))
+	b.WriteString("  ")
+	switch it.Kind {
+	case KindReceipt:
+		fmt.Fprintf(&b, "receipt=%s outcome=%s entries=%d allowed=%d blocked=%d",
+			dash(oneLine(it.ReceiptID)), outcomeText(it), it.Entries, it.Allowed, it.Blocked)
+	case KindLedger:
+		fmt.Fprintf(&b, "ledger entries=%d allowed=%d blocked=%d head=%s", it.Entries, it.Allowed, it.Blocked, dash(oneLine(it.Head)))
+		if it.AnchoredBy != "" {
+			fmt.Fprintf(&b, " anchored-by=%s", oneLine(it.AnchoredBy))
+		}
+	case KindIndex:
+		fmt.Fprintf(&b, "index receipts=%d", it.Receipts)
+	case KindLatest:
+		fmt.Fprintf(&b, "latest receipt=%s", dash(oneLine(it.ReceiptID)))
+	case KindDirectory, KindZip:
+		fmt.Fprintf(&b, "%s receipts=%d ledgers=%d ignored=%d", it.Kind, it.Receipts, it.Ledgers, it.Ignored)
+	default:
+		b.WriteString(string(it.Kind))
+	}
+	if !it.OK {
+		b.WriteString("  -- ")
+		b.WriteString(oneLine(it.Reason()))
+	}
+	return b.String()
+}
+
+// outcomeText says whether the outcome was recomputed from the chain or is
+// only what the receipt stores.
+func outcomeText(it *Item) string {
+	switch {
+	case it.Outcome == "" && !it.Verified:
+		return "-"
+	case it.Recomputed != "":
+		return oneLine(it.Outcome) + "(recomputed)"
+	}
+	return oneLine(it.Outcome) + "(stored)"
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// oneLine escapes what must not reach a terminal or a log raw: control
+// characters (line breaks first of all), U+2028/U+2029, the bidirectional
+// overrides that make text read other than it is, and invalid UTF-8.
+func oneLine(s string) string {
+	return escapeText(s, false)
+}
+
+func escapeText(s string, keepNewlines bool) string {
+	clean := true
+	for _, r := range s {
+		if needsEscape(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case keepNewlines && (r == '\n' || r == '\r'):
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case needsEscape(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+func needsEscape(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError ||
+		r == 0x2028 || r == 0x2029 || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
+
+// quotePath prints a path as is when that is unambiguous, else Go-quoted.
+func quotePath(p string) string {
+	if p != "" && !strings.ContainsAny(p, " \"'") && oneLine(p) == p {
+		return p
+	}
+	return strconv.Quote(p)
+}
+
+// WriteJSON prints the report as one JSON document (shape: package doc).
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// maxAnnotations bounds the ::error lines: GitHub shows only the first few
+// per step, and thousands would bury the log.
+const maxAnnotations = 50
+
+// WriteAnnotations prints an ::error workflow command per failed item, for
+// GitHub Actions.
+func (r *Report) WriteAnnotations(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	n := 0
+	for i := range r.Items {
+		it := &r.Items[i]
+		if it.OK {
+			continue
+		}
+		if n == maxAnnotations {
+			fmt.Fprintf(bw, "::error title=deponent-verify::%s\n", escapeData(fmt.Sprintf("%d more failures: see the log", r.Failed-n)))
+			break
+		}
+		n++
+		fmt.Fprintf(bw, "::error title=deponent-verify::%s\n", escapeData(escapeText(it.Path+": "+it.Reason(), true)))
+	}
+	return bw.Flush()
+}
+
+// escapeData escapes a workflow command's message: '%', '\r' and '\n'.
+func escapeData(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+// maxSummaryRows bounds the job-summary table (GitHub caps a step's
+// summary at 1 MiB). Failures are listed first.
+const maxSummaryRows = 500
+
+// WriteMarkdown writes the job summary: a verdict, a table of the items
+// (failures first) and what a pass means.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	icon := "✅"
+	if !r.OK {
+		icon = "❌"
+	}
+	fmt.Fprintf(bw, "## %s deponent-verify: %s\n\n", icon, md(r.Summary()))
+	if p := r.policyText(); p != "" {
+		fmt.Fprintf(bw, "Policies: %s\n\n", md(p))
+	}
+	bw.WriteString("| Result | Path | Kind | Receipt | Outcome | Entries | Allowed | Blocked | Reason |\n")
+	bw.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	rows := 0
+	for _, failed := range []bool{true, false} {
+		for i := range r.Items {
+			it := &r.Items[i]
+			if it.OK == failed {
+				continue
+			}
+			if rows == maxSummaryRows {
+				continue
+			}
+			rows++
+			res := "✅ OK"
+			if !it.OK {
+				res = "❌ FAIL"
+			}
+			outcome := ""
+			if it.Kind == KindReceipt {
+				outcome = outcomeText(it)
+			}
+			fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %d | %d | %d | %s |\n", res, md(it.Path), it.Kind,
+				md(it.ReceiptID), md(outcome), it.Entries, it.Allowed, it.Blocked, md(it.Reason()))
+		}
+	}
+	if len(r.Items) > rows {
+		fmt.Fprintf(bw, "\n%d more items are not shown: see the log or --json.\n", len(r.Items)-rows)
+	}
+	fmt.Fprintf(bw, "\n> %s\n\n", md(Honesty))
+	return bw.Flush()
+}
+
+// AppendStepSummary appends WriteMarkdown's output to the file GitHub
+// names in GITHUB_STEP_SUMMARY.
+func (r *Report) AppendStepSummary(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := r.WriteMarkdown(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func (r *Report) policyText() string {
+	p := r.Policy
+	var fs []string
+	if p.RequireOutcome != nil {
+		fs = append(fs, "--require-outcome "+*p.RequireOutcome)
+	}
+	if p.RequireJailed {
+		fs = append(fs, "--require-jailed")
+	}
+	if p.MaxBlocked != nil {
+		fs = append(fs, fmt.Sprintf("--max-blocked %d", *p.MaxBlocked))
+	}
+	if p.ExpectCommit != nil {
+		fs = append(fs, "--expect-commit "+*p.ExpectCommit)
+	}
+	if p.ExpectRepo != nil {
+		fs = append(fs, "--expect-repo "+*p.ExpectRepo)
+	}
+	fs = append(fs, fmt.Sprintf("--min-receipts %d", p.MinReceipts))
+	if p.ExpectLen != nil {
+		fs = append(fs, fmt.Sprintf("--expect-len %d", *p.ExpectLen))
+	}
+	if p.ExpectHead != nil {
+		fs = append(fs, "--expect-head "+*p.ExpectHead)
+	}
+	return strings.Join(fs, ", ")
+}
+
+// md makes text inert in a Markdown table cell: one line, HTML escaped,
+// Markdown punctuation backslash-escaped (no links, images, emphasis or
+// cell breaks can be smuggled in by a file name or a reason).
+func md(s string) string {
+	s = oneLine(s)
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		case '\\', '`', '*', '_', '{', '}', '[', ']', '(', ')', '#', '+', '!', '|', '~':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,269 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/deponent-dev/deponent-action/pkg/kernel"
+	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+)
+
+// realJails are the backends that confine a command. "none" (an explicit
+// opt-in to run unjailed) and "" (no jail was available) are not jails.
+var realJails = map[string]bool{"bwrap": true, "seatbelt": true}
+
+// checkReceipt recomputes data as a receipt (kernel.VerifyReceipt), fills
+// the item's facts, then applies the always-on consistency checks and the
+// policies of o.
+func checkReceipt(it *Item, data []byte, o *Options) {
+	r, err := kernel.VerifyReceipt(data)
+	if err != nil {
+		var re *kernel.ReceiptError
+		if errors.As(err, &re) {
+			it.fail(re.Where, "%s", re.Msg)
+		} else {
+			it.fail("", "%v", err)
+		}
+		return
+	}
+	it.Verified = true
+	it.ReceiptID, it.Producer, it.SessionID, it.TS, it.Outcome = r.ID, r.Producer, r.SessionID, r.TS, r.Outcome
+	it.Entries, it.Allowed, it.Blocked = r.Chain.Entries, r.Chain.Allowed, r.Chain.Blocked
+	it.Head, it.Signature = r.Chain.Head, r.Signature
+	it.Repository, _ = provString(r, kernel.ProvRepository)
+	it.Commit, _ = provString(r, kernel.ProvCommit)
+	it.Jail, _ = provString(r, kernel.ProvJail)
+	it.PolicySHA256, _ = provString(r, kernel.ProvPolicySHA256)
+
+	g, governed := governance(it, r)
+	outcomePolicy(it, r, governed, o)
+	if o.RequireJailed {
+		jailPolicy(it, r, g, governed)
+	}
+	if o.RequireJailed || o.MaxBlocked >= 0 {
+		s := entryScan{jailed: o.RequireJailed}
+		for i, e := range r.Entries {
+			s.add(int64(i), e)
+		}
+		s.report(it, o, func(i int64) string { return fmt.Sprintf("chain.entries[%d]", i) })
+	}
+	bindingPolicy(it, r, o)
+}
+
+// governance recomputes the outcome of a receipt that carries our
+// governance object and checks the summary it stores against the chain.
+func governance(it *Item, r *kernel.Receipt) (kernel.Governance, bool) {
+	g, ok, err := kernel.ParseGovernance(r.Body)
+	if err != nil {
+		it.fail(kernel.RFieldGovernance, "%v", err)
+		return g, false
+	}
+	if !ok {
+		it.note("outcome %q is stored, not recomputed: the receipt carries no governance object", r.Outcome)
+		return g, false
+	}
+	if it.Jail == "" {
+		it.Jail = g.Jail
+	}
+	if it.PolicySHA256 == "" {
+		it.PolicySHA256 = g.PolicySHA256
+	}
+	a := kernel.Assess(r.Entries, g)
+	it.Recomputed = a.Outcome
+	checkCounts(it, r.Body, a)
+	// A stored pass the chain does not support is never OK, asked for or
+	// not: it is the one claim a reader acts on.
+	if r.Outcome == kernel.OutcomePass && a.Outcome != kernel.OutcomePass {
+		it.fail(kernel.RFieldOutcome, "stored outcome %s but the chain recomputes to %s: %s", r.Outcome, a.Outcome, firstOr(a.Reasons, "no reason given"))
+	}
+	return g, true
+}
+
+// checkCounts compares the counts the governance object claims with the
+// ones recomputed from the chain.
+func checkCounts(it *Item, body canon.Value, a kernel.Assessment) {
+	gv, _ := body.Get(kernel.RFieldGovernance)
+	c, ok := gv.Get("counts")
+	if !ok || c.Kind() != canon.Object {
+		it.fail("governance.counts", "missing or not an object: the stored summary cannot be checked against the chain")
+		return
+	}
+	want := []struct {
+		key string
+		n   int64
+	}{
+		{"entries", a.Entries}, {"allowed", a.Allowed}, {"blocked", a.Blocked},
+		{"canaries_run", int64(a.CanariesRun)}, {"canaries_held", int64(a.CanariesHeld)},
+	}
+	for _, w := range want {
+		v, _ := c.Get(w.key)
+		n, isInt := v.AsInt64()
+		switch {
+		case !isInt:
+			it.fail("governance.counts."+w.key, "missing or not an integer")
+		case n != w.n:
+			it.fail("governance.counts."+w.key, "the stored summary disagrees with the chain: it says %d, the chain recomputes %d", n, w.n)
+		}
+	}
+	vp, _ := gv.Get("verify_passed")
+	switch b, isBool := vp.AsBool(); {
+	case !isBool:
+		it.fail("governance.verify_passed", "missing or not a boolean")
+	case b != a.VerifyPassed:
+		it.fail("governance.verify_passed", "the stored summary disagrees with the chain: it says %t, the chain recomputes %t", b, a.VerifyPassed)
+	}
+}
+
+func outcomePolicy(it *Item, r *kernel.Receipt, governed bool, o *Options) {
+	want := o.RequireOutcome
+	switch {
+	case want == "":
+	case r.Outcome != want:
+		it.fail(kernel.RFieldOutcome, "outcome is %s; --require-outcome wants %s", r.Outcome, want)
+	case governed && it.Recomputed != r.Outcome && r.Outcome != kernel.OutcomePass:
+		// (A stored pass that does not recompute has already failed.)
+		it.fail(kernel.RFieldOutcome, "stored outcome %s but the chain recomputes to %s", r.Outcome, it.Recomputed)
+	}
+}
+
+// jailPolicy applies --require-jailed's receipt-level half: every jail the
+// receipt records is a real one, at least one is recorded, and the run did
+// not opt in to running unjailed. The entry-level half is entryScan.
+func jailPolicy(it *Item, r *kernel.Receipt, g kernel.Governance, governed bool) {
+	recorded, bad := false, false
+	if p, ok := r.Provenance.Get(kernel.ProvJail); ok {
+		if s, _ := p.AsString(); realJails[s] {
+			recorded = true
+		} else {
+			bad = true
+			it.fail("provenance.jail", "%s is not a jail, want bwrap or seatbelt (--require-jailed)", p)
+		}
+	}
+	if governed {
+		if g.Unjailed {
+			bad = true
+			it.fail("governance.unjailed", "true: the run allowed commands to execute without a jail (--require-jailed)")
+		}
+		if realJails[g.Jail] {
+			recorded = true
+		} else {
+			bad = true
+			it.fail("governance.jail", "%q is not a jail, want bwrap or seatbelt (--require-jailed)", g.Jail)
+		}
+	}
+	if !recorded && !bad {
+		it.fail("provenance.jail", "the receipt records no jail: nothing shows its commands ran jailed (--require-jailed)")
+	}
+}
+
+// bindingPolicy applies --expect-commit and --expect-repo: the provenance
+// binds the receipt to one commit of one repository, so that an old, valid
+// receipt does not pass for new code.
+func bindingPolicy(it *Item, r *kernel.Receipt, o *Options) {
+	if o.ExpectCommit != "" {
+		c, ok := provString(r, kernel.ProvCommit)
+		switch {
+		case !ok:
+			it.fail("provenance.commit", "missing: the receipt is bound to no commit (--expect-commit %s)", o.ExpectCommit)
+		case !isHex(c) || lowerASCII(c) != o.ExpectCommit:
+			it.fail("provenance.commit", "the receipt is for commit %q, not %s", c, o.ExpectCommit)
+		}
+	}
+	if o.ExpectRepo != "" {
+		repo, ok := provString(r, kernel.ProvRepository)
+		switch {
+		case !ok:
+			it.fail("provenance.repository", "missing: the receipt is bound to no repository (--expect-repo %s)", o.ExpectRepo)
+		case lowerASCII(repo) != lowerASCII(o.ExpectRepo):
+			it.fail("provenance.repository", "the receipt is for repository %q, not %s", repo, o.ExpectRepo)
+		}
+	}
+}
+
+// provString returns a string member of the receipt's provenance.
+func provString(r *kernel.Receipt, key string) (string, bool) {
+	v, ok := r.Provenance.Get(key)
+	if !ok {
+		return "", false
+	}
+	return v.AsString()
+}
+
+// lowerASCII folds ASCII letters only: commit SHAs and GitHub names are
+// ASCII, and Unicode case folding would let look-alikes match.
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func firstOr(ss []string, def string) string {
+	if len(ss) == 0 {
+		return def
+	}
+	return ss[0]
+}
+
+// entryScan applies the entry-level policies to a chain, one entry at a
+// time, for receipts and bare ledgers alike.
+type entryScan struct {
+	jailed bool // apply --require-jailed
+
+	blocked   int64 // BLOCK entries, not counting the harness's canaries
+	jailIndex int64 // first entry that broke the jail rule
+	jailMsg   string
+}
+
+// add judges entry i. Only the first jail violation is kept.
+func (s *entryScan) add(i int64, e canon.Value) {
+	verdict := str(e, kernel.FieldVerdict)
+	if verdict != kernel.VerdictAllow && str(e, kernel.FieldAgent) != kernel.AgentCanary {
+		// Canaries are blocked by design: they prove the gate holds.
+		s.blocked++
+	}
+	if !s.jailed || s.jailMsg != "" {
+		return
+	}
+	if isTrue(e, kernel.FieldUnjailed) {
+		s.jailIndex, s.jailMsg = i, "marked unjailed: it ran without a jail"
+		return
+	}
+	// Executed = allowed and not a dry run. A dry_run that is not the
+	// boolean true does not count as one: fail closed.
+	if str(e, kernel.FieldTool) != "run_cmd" || verdict != kernel.VerdictAllow || isTrue(e, kernel.FieldDryRun) {
+		return
+	}
+	j, ok := e.Get(kernel.FieldJail)
+	if name, _ := j.AsString(); !realJails[name] {
+		what := "recorded no jail"
+		if ok {
+			what = fmt.Sprintf("ran with jail %s", j)
+		}
+		s.jailIndex, s.jailMsg = i, "run_cmd "+what+": not a real jail (bwrap or seatbelt)"
+	}
+}
+
+func (s *entryScan) report(it *Item, o *Options, where func(int64) string) {
+	if s.jailMsg != "" {
+		it.fail(where(s.jailIndex), "%s (--require-jailed)", s.jailMsg)
+	}
+	if o.MaxBlocked >= 0 && s.blocked > o.MaxBlocked {
+		it.fail("chain", "%d blocked entries, not counting canaries; --max-blocked %d", s.blocked, o.MaxBlocked)
+	}
+}
+
+func str(e canon.Value, k string) string {
+	v, _ := e.Get(k)
+	s, _ := v.AsString()
+	return s
+}
+
+func isTrue(e canon.Value, k string) bool {
+	v, _ := e.Get(k)
+	b, _ := v.AsBool()
+	return b
+}

@@ -1,0 +1,189 @@
+package verify
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/deponent-dev/deponent-action/pkg/kernel"
+	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+	"github.com/deponent-dev/deponent-action/pkg/verify/verifytest"
+)
+
+func TestPanicIsAFailureNotAnOutcome(t *testing.T) {
+	r := &runner{o: &Options{MaxBlocked: -1}, mem: newBudget(MemoryBudget)}
+	r.addJob("boom.json", KindReceipt, func() (io.ReadCloser, int64, error) { panic("kaboom") })
+	r.addJob("fine.json", KindReceipt, func() (io.ReadCloser, int64, error) {
+		return io.NopCloser(strings.NewReader(string(verifytest.Bytes(verifytest.Build(t, verifytest.Spec{}))))), -1, nil
+	})
+	r.runJobs()
+	assert.False(t, len(r.items[0].Problems) == 0)
+	assert.Contains(t, r.items[0].Reason(), "internal error (a bug, reported as a failure): kaboom")
+	assert.Empty(t, r.items[1].Problems)
+}
+
+func TestRunOnAStore(t *testing.T) {
+	root := t.TempDir()
+	verifytest.Persist(t, root, verifytest.Spec{}, verifytest.Spec{SessionID: "s2"})
+	o := DefaultOptions()
+	o.RequireOutcome, o.RequireJailed, o.ExpectCommit = kernel.OutcomePass, true, verifytest.Commit
+	rep, err := Run([]string{root}, o)
+	require.NoError(t, err)
+	require.True(t, rep.OK, "%+v", rep.Items)
+	kinds := map[Kind]int{}
+	for _, it := range rep.Items {
+		kinds[it.Kind]++
+	}
+	assert.Equal(t, map[Kind]int{KindDirectory: 1, KindReceipt: 2, KindIndex: 1, KindLatest: 1}, kinds)
+	assert.Equal(t, 0, rep.ExitCode())
+}
+
+func TestStdinWithoutReaderIsEmpty(t *testing.T) {
+	rep, err := Run([]string{"-"}, DefaultOptions())
+	require.NoError(t, err)
+	require.Len(t, rep.Items, 1)
+	assert.Contains(t, rep.Items[0].Reason(), "file is empty")
+}
+
+// entry builds one chain entry for entryScan.
+func entry(t *testing.T, r kernel.Record) canon.Value {
+	return verifytest.Chain(t, []kernel.Record{r})[0]
+}
+
+func TestEntryScan(t *testing.T) {
+	dry := func(v canon.Value) canon.Member { return canon.M(kernel.FieldDryRun, v) }
+	cases := []struct {
+		name string
+		rec  kernel.Record
+		msg  string // "" = holds
+	}{
+		{"jailed command", verifytest.Ran("b", "bwrap", 0), ""},
+		{"seatbelt", verifytest.Ran("b", "seatbelt", 1), ""},
+		{"blocked command needs no jail", verifytest.Step("b", "run_cmd", kernel.VerdictBlock), ""},
+		{"file tool needs no jail", verifytest.Step("b", "write_file", kernel.VerdictAllow), ""},
+		{"dry run needs no jail", verifytest.Step("b", "run_cmd", kernel.VerdictAllow, dry(canon.BoolValue(true))), ""},
+		{"dry run that is not a boolean", verifytest.Step("b", "run_cmd", kernel.VerdictAllow, dry(canon.Str("true"))), "recorded no jail"},
+		{"no jail field", verifytest.Ran("b", "", 0), "recorded no jail"},
+		{"jail none", verifytest.Ran("b", "none", 0), `ran with jail "none"`},
+		{"jail of the wrong type", verifytest.Step("b", "run_cmd", kernel.VerdictAllow, canon.M(kernel.FieldJail, canon.Int(1))), "ran with jail 1"},
+		{"unjailed flag", verifytest.Step("b", "read_file", kernel.VerdictAllow, canon.M(kernel.FieldUnjailed, canon.BoolValue(true))), "marked unjailed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := entryScan{jailed: true}
+			s.add(3, entry(t, c.rec))
+			if c.msg == "" {
+				assert.Empty(t, s.jailMsg)
+				return
+			}
+			assert.Contains(t, s.jailMsg, c.msg)
+			assert.Equal(t, int64(3), s.jailIndex)
+		})
+	}
+	// Blocked canaries do not count against --max-blocked.
+	s := entryScan{}
+	s.add(0, entry(t, verifytest.Step(kernel.AgentCanary, "run_cmd", kernel.VerdictBlock)))
+	s.add(1, entry(t, verifytest.Step("b", "run_cmd", kernel.VerdictBlock)))
+	assert.Equal(t, int64(1), s.blocked)
+}
+
+func TestLedgerPolicyScan(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "l.jsonl")
+	verifytest.Ledger(t, p, 5000, func(i int) kernel.Record {
+		switch i {
+		case 4000:
+			return verifytest.Ran("builder", "", 0)
+		case 10, 20:
+			return verifytest.Step("builder", "run_cmd", kernel.VerdictBlock)
+		}
+		return verifytest.Typical(i)
+	})
+	o := DefaultOptions()
+	o.RequireJailed, o.MaxBlocked = true, 1
+	rep, err := Run([]string{p}, o)
+	require.NoError(t, err)
+	it := rep.Items[0]
+	assert.True(t, it.Verified)
+	require.Len(t, it.Problems, 2)
+	assert.Equal(t, "line 4001 (entry 4000)", it.Problems[0].Where)
+	assert.Contains(t, it.Problems[1].Msg, "2 blocked entries, not counting canaries; --max-blocked 1")
+
+	// A broken ledger stops the kernel early; the scanner must not hang.
+	data, err := os.ReadFile(p)
+	require.NoError(t, err)
+	broken := filepath.Join(t.TempDir(), "b.jsonl")
+	require.NoError(t, os.WriteFile(broken, append([]byte("garbage\n"), data...), 0o644))
+	done := make(chan *Report)
+	go func() {
+		rep, _ := Run([]string{broken}, o)
+		done <- rep
+	}()
+	select {
+	case rep := <-done:
+		assert.Contains(t, rep.Items[0].Reason(), "line 1 (entry 0): malformed-entry")
+	case <-time.After(time.Minute):
+		t.Fatal("verification of a broken ledger with a policy scan hung")
+	}
+}
+
+func TestReadLine(t *testing.T) {
+	br := bufio.NewReaderSize(strings.NewReader("a\n"+strings.Repeat("x", 100)+"\nlast"), 16)
+	line, err := readLine(br, nil, 50)
+	require.NoError(t, err)
+	assert.Equal(t, "a", string(line))
+	_, err = readLine(br, nil, 50)
+	assert.ErrorIs(t, err, errLineTooLong)
+
+	br = bufio.NewReaderSize(strings.NewReader("ok\nlast"), 16)
+	_, _ = readLine(br, nil, 50)
+	line, err = readLine(br, nil, 50)
+	assert.ErrorIs(t, err, io.EOF)
+	assert.Equal(t, "last", string(line), "a torn last line is returned with io.EOF")
+	line, err = readLine(br, nil, 50)
+	assert.ErrorIs(t, err, io.EOF)
+	assert.Empty(t, line)
+}
+
+func TestBudget(t *testing.T) {
+	b := newBudget(10)
+	assert.Equal(t, int64(10), b.acquire(1000), "clamped to the whole budget")
+	b.release(10)
+	var inUse, peak atomic.Int64
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := b.acquire(4)
+			cur := inUse.Add(n)
+			for p := peak.Load(); cur > p && !peak.CompareAndSwap(p, cur); p = peak.Load() {
+			}
+			time.Sleep(time.Millisecond)
+			inUse.Add(-n)
+			b.release(n)
+		}()
+	}
+	wg.Wait()
+	assert.LessOrEqual(t, peak.Load(), int64(10))
+}
+
+func TestCannotReadIsAFailure(t *testing.T) {
+	r := &runner{o: &Options{MaxBlocked: -1}, mem: newBudget(MemoryBudget)}
+	r.addJob("x.json", KindReceipt, func() (io.ReadCloser, int64, error) { return nil, 0, errors.New("device on fire") })
+	r.addJob("big.json", KindReceipt, func() (io.ReadCloser, int64, error) {
+		return io.NopCloser(strings.NewReader("")), kernel.MaxReceiptBytes + 1, nil
+	})
+	r.runJobs()
+	assert.Equal(t, "cannot read: device on fire", r.items[0].Reason())
+	assert.Contains(t, r.items[1].Reason(), "over the 67108864-byte receipt cap: not read")
+}

@@ -1,0 +1,372 @@
+// Package verifytest builds the evidence the verifier's tests and
+// benchmarks run on: governed receipts written by the kernel exactly as the
+// action writes them (kernel.BuildReceipt with a governance object from
+// kernel.Governance.Value(kernel.Assess(…)) and a provenance that binds them
+// to a repository and commit), receipt stores (kernel.Persist), bare
+// ledgers, and zip archives, hostile ones included.
+package verifytest
+
+import (
+	"archive/zip"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/deponent-dev/deponent-action/pkg/kernel"
+	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+)
+
+// Defaults of a Spec.
+const (
+	Repo     = "deponent-dev/deponent-action"
+	Commit   = "0123456789abcdef0123456789abcdef01234567"
+	Jail     = "bwrap"
+	PolicySH = "5f70bf18a086007016e948b04aed3b82103a36bea41755b6cddfaf10ace3c6ef"
+)
+
+// Spec describes a receipt. The zero value is a governed GOVERNED_PASS run,
+// jailed with bwrap, bound to Repo and Commit.
+type Spec struct {
+	Producer  string    // default "deponent"
+	SessionID string    // default "s1"
+	Now       time.Time // default 2026-01-02T03:04:05Z
+	Jail      string    // default Jail; "-" records none anywhere
+	Repo      string    // default Repo; "-" leaves it out
+	Commit    string    // default Commit; "-" leaves it out
+	// Records are the chain; nil means Good(jail).
+	Records []kernel.Record
+	// NoGovernance writes a receipt like the Python reference's.
+	NoGovernance bool
+	// Governance overrides the configuration the chain is judged under.
+	Governance *kernel.Governance
+	// Outcome overrides the stored outcome ("" = the recomputed one).
+	Outcome string
+	// EditGovernance changes the governance object before signing: a
+	// summary that lies, but is signed (the content hash covers a lie as
+	// well as the truth).
+	EditGovernance func(canon.Value) canon.Value
+	// Extra provenance members.
+	Provenance []canon.Member
+}
+
+func (s Spec) jail() string {
+	switch s.Jail {
+	case "":
+		return Jail
+	case "-":
+		return ""
+	}
+	return s.Jail
+}
+
+// Canaries are the canary entries of a clean run, as kernel.Assess wants
+// them: every gate canary blocked and, when a jail ran, every jail probe
+// run and held (exit 0).
+func Canaries(jail string) []kernel.Record {
+	var rs []kernel.Record
+	for _, name := range kernel.GateCanaries {
+		rs = append(rs, Step(kernel.AgentCanary, "run_cmd", kernel.VerdictBlock, canon.M(kernel.FieldCanary, canon.Str(name))))
+	}
+	if jail != "" {
+		for _, name := range kernel.JailCanaries {
+			rs = append(rs, Ran(kernel.AgentCanary, jail, 0, canon.M(kernel.FieldCanary, canon.Str(name))))
+		}
+	}
+	return rs
+}
+
+// Good is a clean governed run: the canaries, then a write, a build step
+// and the out-of-band verify command. Every executed command names jail.
+// The build step is the second-last entry.
+func Good(jail string) []kernel.Record {
+	return append(Canaries(jail),
+		Step("builder", "write_file", kernel.VerdictAllow),
+		Ran("builder", jail, 0),
+		Ran(kernel.AgentHarness, jail, 0),
+	)
+}
+
+// Tally counts entries, allowed and blocked as the verifier prints them.
+func Tally(rs []kernel.Record) (entries, allowed, blocked int) {
+	for _, r := range rs {
+		if r.Verdict == kernel.VerdictAllow {
+			allowed++
+		} else {
+			blocked++
+		}
+	}
+	return len(rs), allowed, blocked
+}
+
+// Step is a recorded action.
+func Step(agent, tool, verdict string, extra ...canon.Member) kernel.Record {
+	return kernel.Record{
+		Agent: agent, Tool: tool, Verdict: verdict, Params: map[string]any{"cmd": "go test ./..."},
+		BlastClass: kernel.ClassLocalExec, Reason: "allowlisted", Extra: extra,
+		OutcomeSHA256: kernel.HashOutcome([]byte(agent + tool)),
+	}
+}
+
+// Ran is an executed run_cmd with its exit code, confined by jail ("" =
+// no jail field).
+func Ran(agent, jail string, exit int64, extra ...canon.Member) kernel.Record {
+	ms := append([]canon.Member{canon.M(kernel.FieldExitCode, canon.Int(exit))}, extra...)
+	if jail != "" {
+		ms = append(ms, canon.M(kernel.FieldJail, canon.Str(jail)))
+	}
+	return Step(agent, "run_cmd", kernel.VerdictAllow, ms...)
+}
+
+// Chain appends records to a fresh in-memory ledger.
+func Chain(tb testing.TB, rs []kernel.Record) []canon.Value {
+	tb.Helper()
+	l, err := kernel.OpenLedger(kernel.LedgerOptions{Now: fixedClock})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, r := range rs {
+		if _, err := l.Append(r); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return l.Entries()
+}
+
+func fixedClock() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+
+// Build signs a receipt as the action does.
+func Build(tb testing.TB, s Spec) *kernel.Receipt {
+	tb.Helper()
+	jail := s.jail()
+	rs := s.Records
+	if rs == nil {
+		rs = Good(jail)
+	}
+	entries := Chain(tb, rs)
+	g := kernel.Governance{Canaries: true, JailCanaries: jail != "", VerifyCommand: "go test ./...", Jail: jail, PolicySHA256: PolicySH}
+	if s.Governance != nil {
+		g = *s.Governance
+	}
+	a := kernel.Assess(entries, g)
+	outcome := a.Outcome
+	if s.Outcome != "" {
+		outcome = s.Outcome
+	}
+	var extra []canon.Member
+	if !s.NoGovernance {
+		gv := g.Value(a)
+		if s.EditGovernance != nil {
+			gv = s.EditGovernance(gv)
+		}
+		extra = append(extra, canon.M(kernel.RFieldGovernance, gv))
+	}
+	in := kernel.ReceiptInput{
+		Producer: or(s.Producer, "deponent"), SessionID: or(s.SessionID, "s1"),
+		Model: "test-model", Task: "build and test", Outcome: outcome,
+		Entries: entries, Provenance: provenance(s, jail), Extra: extra, Now: s.Now,
+	}
+	if in.Now.IsZero() {
+		in.Now = fixedClock()
+	}
+	r, err := kernel.BuildReceipt(in)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
+
+func provenance(s Spec, jail string) canon.Value {
+	var ms []canon.Member
+	if repo := or(s.Repo, Repo); repo != "-" {
+		ms = append(ms, canon.M(kernel.ProvRepository, canon.Str(repo)))
+	}
+	if c := or(s.Commit, Commit); c != "-" {
+		ms = append(ms, canon.M(kernel.ProvCommit, canon.Str(c)))
+	}
+	ms = append(ms, canon.M(kernel.ProvRef, canon.Str("refs/heads/main")), canon.M(kernel.ProvRunID, canon.Str("42")))
+	if jail != "" {
+		ms = append(ms, canon.M(kernel.ProvJail, canon.Str(jail)))
+	}
+	ms = append(ms, canon.M(kernel.ProvPolicySHA256, canon.Str(PolicySH)), canon.M(kernel.ProvTool, canon.Str("deponent-action")))
+	ms = append(ms, s.Provenance...)
+	return canon.Obj(ms...)
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Bytes is the receipt file as Persist writes it.
+func Bytes(r *kernel.Receipt) []byte {
+	return append(canon.AppendIndent(nil, r.Body, "  "), '\n')
+}
+
+// WriteFile writes a receipt to path, outside any store.
+func WriteFile(tb testing.TB, path string, r *kernel.Receipt) string {
+	tb.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, Bytes(r), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// Persist writes receipts into the store at root with kernel.Persist,
+// each a second apart so their ids differ, and returns their paths.
+func Persist(tb testing.TB, root string, specs ...Spec) []string {
+	tb.Helper()
+	var paths []string
+	for i, s := range specs {
+		if s.Now.IsZero() {
+			s.Now = fixedClock().Add(time.Duration(i) * time.Second)
+		}
+		p, err := kernel.Persist(root, Build(tb, s))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// ActionRun writes what the action leaves in its receipts directory for
+// one run: the receipt, persisted into the store at root, and beside it
+// the ledger file the chain was appended to, <producer>/ledger-<session>.jsonl.
+// It returns both paths.
+func ActionRun(tb testing.TB, root string, s Spec) (receipt, ledger string) {
+	tb.Helper()
+	r := Build(tb, s)
+	ledger = filepath.Join(root, r.Producer, "ledger-"+r.SessionID+".jsonl")
+	if err := os.MkdirAll(filepath.Dir(ledger), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	WriteLedger(tb, ledger, r.Entries)
+	receipt, err := kernel.Persist(root, r)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return receipt, ledger
+}
+
+// WriteLedger writes entries as a ledger file: one canonical entry a line.
+func WriteLedger(tb testing.TB, path string, entries []canon.Value) {
+	tb.Helper()
+	var b []byte
+	for _, e := range entries {
+		b = append(canon.AppendCanonical(b, e), '\n')
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// Ledger writes a bare ledger of n typical entries (about 450 bytes each)
+// to path and returns its head.
+func Ledger(tb testing.TB, path string, n int, rec func(i int) kernel.Record) string {
+	tb.Helper()
+	l, err := kernel.OpenLedger(kernel.LedgerOptions{Path: path, NoSync: true, Discard: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if rec == nil {
+		rec = Typical
+	}
+	for i := range n {
+		if _, err := l.Append(rec(i)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	head := l.Head()
+	if err := l.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return head
+}
+
+// Plain is an entry of the size the kernel's benchmarks call typical
+// (about 450 bytes on disk): a command, its verdict and reason, and the
+// outcome hash.
+func Plain(i int) kernel.Record {
+	return kernel.Record{
+		Agent: "builder", Tool: "run_cmd",
+		Params:  map[string]any{"cmd": fmt.Sprintf("pytest -q tests/t%04d.py", i%10000)},
+		Verdict: kernel.VerdictAllow, BlastClass: kernel.ClassLocalExec, Reason: "allowlisted, in-sandbox, non-chained-to-deny",
+		OutcomeSHA256: kernel.HashOutcome([]byte(fmt.Sprint(i))),
+	}
+}
+
+// Typical is Plain as the action records an executed command: with its
+// exit code and jail (about 520 bytes).
+func Typical(i int) kernel.Record {
+	r := Plain(i)
+	r.Extra = []canon.Member{canon.M(kernel.FieldExitCode, canon.Int(0)), canon.M(kernel.FieldJail, canon.Str(Jail))}
+	return r
+}
+
+// ZipFile is one member of a test archive.
+type ZipFile struct {
+	Name  string
+	Data  []byte
+	Store bool        // stored, not deflated
+	Mode  os.FileMode // 0 = 0644 regular file
+}
+
+// Zip builds an archive in memory.
+func Zip(tb testing.TB, files []ZipFile) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	w := zip.NewWriter(&buf)
+	for _, f := range files {
+		h := &zip.FileHeader{Name: f.Name, Method: zip.Deflate}
+		if f.Store {
+			h.Method = zip.Store
+		}
+		mode := f.Mode
+		if mode == 0 {
+			mode = 0o644
+		}
+		h.SetMode(mode)
+		fw, err := w.CreateHeader(h)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := fw.Write(f.Data); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// ZipDir builds an archive of every regular file under root, named by
+// their paths relative to root, as upload-artifact does.
+func ZipDir(tb testing.TB, root string) []byte {
+	tb.Helper()
+	var files []ZipFile
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		files = append(files, ZipFile{Name: filepath.ToSlash(rel), Data: data})
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return Zip(tb, files)
+}
