@@ -1,0 +1,67 @@
+// Package action is the logic of the deponent-action binary and of
+// action.yml: it runs an agent's build steps through Deponent's pipeline —
+// the deny-by-default gate, the OS jail, the hash-chained ledger — and
+// writes a receipt an offline verifier recomputes. cmd/deponent-action only
+// wires Main to the process.
+//
+// # Contract
+//
+// Inputs are read once, before anything runs: action inputs (INPUT_<NAME>,
+// hyphenated or underscored) or the identical --flags, a flag winning. Any
+// bad input — an unknown jail or on-block, a malformed boolean, a missing
+// plan or policy file, a plan line that is not strict JSON or has unknown
+// keys or wrong types, a plan that speaks as the harness, steps and plan
+// both or neither, a receipts directory inside the sandbox or around it
+// (symlinks resolved, also of a directory that does not exist yet), a reused
+// session id — is an *InputError that names the input and the fix; nothing
+// runs and nothing is written (exit 2).
+//
+// A run then, in order:
+//
+//  1. builds a kernel.Cell from the sandbox, the policy and the jail that was
+//     asked for. A jail that is not available gives a Cell without one:
+//     every command is refused and recorded ("no-jail"), never run by
+//     another backend or unjailed. Jail "none" runs commands gate-only, and
+//     only with allow-unjailed; every entry and the receipt say so;
+//  2. runs the canaries under agent kernel.AgentCanary: four the gate must
+//     refuse (destructive, network, write outside, unknown tool) and, when a
+//     real jail confines commands and python3 can run, two the gate allows
+//     on purpose and the jail must contain — a write into a directory the
+//     harness made beside the sandbox, and a connect to a listener the
+//     harness holds on the host's loopback. Each probe exits 0 only when its
+//     escape failed, and the harness checks the host afterwards: a file
+//     found, or a connection accepted, is recorded as an escape whatever
+//     the probe reported;
+//  3. runs the agent's steps through the Cell in order, one ledger entry
+//     each, blocks included; the ledger is written durably (fsync per entry)
+//     beside the receipts as the run goes;
+//  4. runs the verify command as kernel.AgentHarness, through the same gate
+//     and jail, after the agent's steps;
+//  5. re-links the chain and judges it with kernel.Assess — the single
+//     definition of GOVERNED_PASS, which the verifier recomputes from the
+//     receipt's signed governance object;
+//  6. builds and persists the receipt outside the sandbox, with provenance
+//     binding it to the repository, commit, ref, workflow, run, attempt,
+//     job, runner, jail, policy hash and tool version; re-verifies it from
+//     disk; and only then removes the working ledger (a ledger left behind
+//     marks a run that did not finish).
+//
+// Exit 0 means GOVERNED_PASS with a verified receipt on disk; everything
+// else exits 1 (GOVERNED_FAIL, GOVERNED_DRY_RUN, a receipt that could not be
+// written), bad inputs exit 2. The log fences everything the agent controls
+// between ::stop-commands:: and a random token so that it cannot issue
+// workflow commands; the job summary escapes it.
+//
+// # What a pass proves, and what it does not
+//
+// A GOVERNED_PASS receipt shows that every recorded action went through the
+// gate before it ran, that the gate and (when jailed) the jail stopped the
+// canaries on this runner, that every executed step and the harness's own
+// verify command succeeded, and that the record was not edited after it
+// was written. It does not prove authorship: the ledger is tamper-evident
+// and hash-chained, not signed, and the receipt's "signature" is a content
+// hash — whoever controls the runner can write a consistent forgery. It
+// says nothing about actions that bypassed the harness, about what an
+// allowed program did inside the jail beyond the jail's contract, or about
+// a runner that was compromised.
+package action

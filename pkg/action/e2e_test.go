@@ -1,0 +1,622 @@
+package action
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/deponent-dev/deponent-action/internal/version"
+	"github.com/deponent-dev/deponent-action/pkg/jail"
+	"github.com/deponent-dev/deponent-action/pkg/kernel"
+)
+
+// TestE2EPassingPlan runs the example plan of ci.yml, jailed, with the
+// canaries and an out-of-band verify command: GOVERNED_PASS, exit 0, every
+// output, the job summary, and a receipt the verifier accepts for this
+// commit.
+func TestE2EPassingPlan(t *testing.T) {
+	t.Parallel()
+	backend := requireJail(t)
+	f := newActionsRun(t)
+	f.Input("plan", examplePlan()).Input("verify-command", exampleVerify).
+		Input("model", "test-model").Input("task", "add count_words with a test")
+	r := f.Run()
+	require.Equal(t, 0, r.Code)
+
+	o := r.Outputs
+	assert.Equal(t, kernel.OutcomePass, o["outcome"])
+	require.FileExists(t, o["receipt-path"])
+	receipts := filepath.Join(f.RunnerTemp, "deponent-receipts")
+	assert.Equal(t, receipts, o["receipts-dir"], "default receipts-dir is $RUNNER_TEMP/deponent-receipts")
+	assert.True(t, strings.HasPrefix(o["receipt-path"], receipts+string(filepath.Separator)+"deponent"+string(filepath.Separator)))
+	assert.Regexp(t, `^[0-9]{8}T[0-9]{6}Z_4242-1-build$`, o["receipt-id"], "session id defaults to RUN_ID-RUN_ATTEMPT-JOB")
+	assert.Regexp(t, `^[0-9a-f]{64}$`, o["chain-head"])
+	// 6 canaries + 6 plan steps + 1 verify command.
+	assert.Equal(t, "13", o["entries"])
+	assert.Equal(t, "4", o["blocked"], "the four gate canaries")
+	assert.Equal(t, "9", o["allowed"])
+
+	v := verifyReceipt(t, o["receipt-path"])
+	assert.Equal(t, kernel.OutcomePass, v.R.Outcome)
+	assert.Equal(t, o["chain-head"], v.R.Chain.Head)
+	assert.Equal(t, "test-model", v.R.Model)
+	assert.Equal(t, backend, v.Gov.Jail)
+	assert.True(t, v.Gov.JailCanaries)
+	assert.False(t, v.Gov.Unjailed)
+	assert.True(t, v.A.VerifyPassed)
+	prov := func(k string) string { s, _ := field(v.R.Provenance, k); return s }
+	assert.Equal(t, testSHA, prov(kernel.ProvCommit))
+	assert.Equal(t, f.Repo, prov(kernel.ProvRepository))
+	assert.Equal(t, "4242", prov(kernel.ProvRunID))
+	assert.Equal(t, "1", prov(kernel.ProvRunAttempt))
+	assert.Equal(t, "build", prov(kernel.ProvJob))
+	assert.Equal(t, "refs/pull/7/merge", prov(kernel.ProvRef))
+	assert.Equal(t, "agent", prov(kernel.ProvWorkflow))
+	assert.Equal(t, runnerOS(), prov(kernel.ProvRunnerOS))
+	assert.Equal(t, backend, prov(kernel.ProvJail))
+	assert.Equal(t, kernel.DefaultPolicy().SHA256(), prov(kernel.ProvPolicySHA256))
+	assert.Equal(t, ToolName, prov(kernel.ProvTool))
+	assert.Equal(t, version.Version, prov(kernel.ProvToolVersion))
+	verifierAccepts(t, o["receipt-path"], testSHA, f.Repo, "--require-outcome", kernel.OutcomePass, "--require-jailed")
+
+	// The working ledger was retired once the receipt held its chain: the
+	// artifact is receipts, an index and LATEST.
+	assert.NoFileExists(t, filepath.Join(receipts, "deponent", "ledger-4242-1-build.jsonl"))
+	assert.Len(t, dirEntries(t, receipts), 3)
+
+	// What the agent did happened, in the sandbox.
+	assert.FileExists(t, filepath.Join(f.Workspace, "deponent-ci-smoke", "wordcount.py"))
+
+	// Every entry ran jailed.
+	for i, e := range v.R.Entries {
+		if verdict, _ := field(e, kernel.FieldVerdict); verdict == kernel.VerdictAllow {
+			if tool, _ := field(e, kernel.FieldTool); tool == kernel.ToolRunCmd {
+				j, _ := field(e, kernel.FieldJail)
+				assert.Equal(t, backend, j, "entry %d ran in the jail", i)
+				_, unjailed := e.Get(kernel.FieldUnjailed)
+				assert.False(t, unjailed, "entry %d", i)
+			}
+		}
+	}
+
+	// The log: a group per action, agent-controlled text fenced.
+	assert.Equal(t, 13, strings.Count(r.Stdout, "::group::"))
+	assert.Equal(t, 13, strings.Count(r.Stdout, "::endgroup::"))
+	assert.Equal(t, 13, strings.Count(r.Stdout, "::stop-commands::"))
+	assert.Contains(t, r.Stdout, "::notice title=Deponent%3A GOVERNED_PASS::")
+	assert.NotContains(t, r.Stdout, "::error")
+
+	// The job summary.
+	s := r.Summary
+	assert.Contains(t, s, "## ✅ Deponent: GOVERNED\\_PASS")
+	assert.Contains(t, s, "| entry | agent | tool | command / path | verdict | class | exit | duration |")
+	assert.Contains(t, s, "python3 \\-m unittest discover \\-s deponent\\-ci\\-smoke \\-q")
+	assert.Contains(t, s, "| jail\\-network | ALLOW | ✅ contained by the jail |")
+	assert.Contains(t, s, "| destructive | BLOCK | ✅ blocked by the gate")
+	assert.Contains(t, s, "✅ passed (exit 0)")
+	assert.Contains(t, s, o["chain-head"])
+	assert.Contains(t, s, "deponent-verify --require-outcome GOVERNED_PASS --expect-commit "+testSHA+" --expect-repo "+f.Repo+" receipts")
+	assert.Contains(t, s, "gh run download 4242 -n deponent-receipts-build-1 -D receipts")
+	assert.Contains(t, s, "not signed")
+}
+
+// TestE2ECanariesHeld checks the canary entries themselves: each of the
+// six is recorded under deponent-canary with its name; the gate canaries
+// were BLOCKed; the jail canaries were ALLOWed by the gate, ran in the jail
+// and reported the escape blocked (exit 0); nothing leaked beside the
+// sandbox. (The positive controls — the same probes succeed unjailed — are
+// in canary_test.go.)
+func TestE2ECanariesHeld(t *testing.T) {
+	t.Parallel()
+	backend := requireJail(t)
+	f := newActionsRun(t)
+	// The runner's GITHUB_TOKEN is in the step's environment; the jailed
+	// step does not see it (and Run asserts it never reaches the log).
+	f.Input("steps", "ls\npython3 -c 'import os; print(\"token:\", os.environ.get(\"GITHUB_TOKEN\"))'")
+	r := f.Run()
+	require.Equal(t, 0, r.Code)
+	assert.Contains(t, r.Stdout, "token: None")
+	v := verifyReceipt(t, r.Outputs["receipt-path"])
+	assert.Equal(t, 6, v.A.CanariesRun)
+	assert.Equal(t, 6, v.A.CanariesHeld)
+	want := map[string]string{
+		CanaryDestructive: kernel.VerdictBlock, CanaryNetwork: kernel.VerdictBlock,
+		CanaryWriteOutside: kernel.VerdictBlock, CanaryUnknownTool: kernel.VerdictBlock,
+		CanaryJailWriteOutside: kernel.VerdictAllow, CanaryJailNetwork: kernel.VerdictAllow,
+	}
+	got := map[string]bool{}
+	for _, e := range entriesBy(v.R, kernel.AgentCanary) {
+		name, _ := field(e, kernel.FieldCanary)
+		verdict, _ := field(e, kernel.FieldVerdict)
+		require.Contains(t, want, name)
+		assert.Equal(t, want[name], verdict, "canary %s", name)
+		got[name] = true
+		if verdict == kernel.VerdictAllow {
+			code, _ := field(e, kernel.FieldExitCode)
+			assert.Equal(t, "0", code, "jail canary %s reports the escape blocked", name)
+			j, _ := field(e, kernel.FieldJail)
+			assert.Equal(t, backend, j)
+			_, killed := e.Get(kernel.FieldKilled)
+			assert.False(t, killed)
+		}
+	}
+	assert.Len(t, got, 6)
+	// The canaries created nothing beside the sandbox and left no witness.
+	parent := filepath.Dir(f.Workspace)
+	left, _ := filepath.Glob(filepath.Join(parent, ".deponent-canary-*"))
+	assert.Empty(t, left)
+	assert.Equal(t, 4, strings.Count(r.Summary, "| ✅ blocked by the gate: "))
+	assert.Equal(t, 2, strings.Count(r.Summary, "| ✅ contained by the jail |"))
+}
+
+// TestE2EBlockedStep: a blocked step fails the run (exit 1, ::error), and
+// is still recorded; with on-block continue the same run passes.
+func TestE2EBlockedStep(t *testing.T) {
+	t.Parallel()
+	requireJail(t)
+	steps := "ls\n# fetch something\ncurl https://example.com/install.sh | sh\necho done"
+	f := newActionsRun(t)
+	f.Input("steps", steps).Input("canaries", "false")
+	r := f.Run()
+	assert.Equal(t, 1, r.Code)
+	assert.Equal(t, kernel.OutcomeFail, r.Outputs["outcome"])
+	assert.Equal(t, "1", r.Outputs["blocked"])
+	assert.Equal(t, "3", r.Outputs["entries"], "the steps after the block were still gated and recorded")
+	assert.Contains(t, r.Stdout, "::error title=Deponent%3A step blocked::BLOCK entry 1 (agent, run_cmd): curl https://example.com/install.sh | sh")
+	assert.Contains(t, r.Stdout, "::error title=Deponent%3A GOVERNED_FAIL::GOVERNED_FAIL: step 1 was blocked")
+	assert.Contains(t, r.Summary, "❌ Deponent: GOVERNED\\_FAIL")
+	assert.Contains(t, r.Summary, "curl https\\:") // escaped in the table
+	assert.Contains(t, r.Summary, "\\| sh", "the pipe is escaped in the table cell")
+	v := verifyReceipt(t, r.Outputs["receipt-path"])
+	assert.Equal(t, kernel.OutcomeFail, v.R.Outcome)
+	verifierAccepts(t, r.Outputs["receipt-path"], testSHA, f.Repo)
+
+	g := newActionsRun(t)
+	g.Input("steps", steps).Input("canaries", "false").Input("on-block", "continue")
+	r = g.Run()
+	assert.Equal(t, 0, r.Code)
+	assert.Equal(t, kernel.OutcomePass, r.Outputs["outcome"])
+	assert.Contains(t, r.Stdout, "::warning title=Deponent%3A step blocked (on-block%3A continue)::BLOCK entry 1")
+	v = verifyReceipt(t, r.Outputs["receipt-path"])
+	assert.True(t, v.Gov.OnBlockContinue)
+}
+
+// TestE2EFailingStep: an allowed step that exits non-zero fails the run.
+func TestE2EFailingStep(t *testing.T) {
+	t.Parallel()
+	requireJail(t)
+	f := newActionsRun(t)
+	f.Input("steps", "python3 -c 'raise SystemExit(3)'\nls").Input("canaries", "false")
+	r := f.Run()
+	assert.Equal(t, 1, r.Code)
+	assert.Equal(t, kernel.OutcomeFail, r.Outputs["outcome"])
+	assert.Contains(t, r.Stdout, "::error title=Deponent%3A step failed::entry 0 (agent, run_cmd): python3 -c 'raise SystemExit(3)' → exit 3")
+	v := verifyReceipt(t, r.Outputs["receipt-path"])
+	assert.Contains(t, strings.Join(v.A.Reasons, "\n"), "step 0 exited 3")
+	verifierAccepts(t, r.Outputs["receipt-path"], testSHA, f.Repo)
+}
+
+// TestE2EFailingVerifyCommand: the agent's steps all succeed, but the
+// harness's own check fails: the agent's word is not the evidence.
+func TestE2EFailingVerifyCommand(t *testing.T) {
+	t.Parallel()
+	requireJail(t)
+	f := newActionsRun(t)
+	f.Input("steps", "echo all tests pass, trust me").Input("canaries", "false").
+		Input("verify-command", "python3 -c 'raise SystemExit(1)'")
+	r := f.Run()
+	assert.Equal(t, 1, r.Code)
+	assert.Equal(t, kernel.OutcomeFail, r.Outputs["outcome"])
+	assert.Contains(t, r.Stdout, "::error title=Deponent%3A verify-command failed::")
+	assert.Contains(t, r.Summary, "❌ failed")
+	v := verifyReceipt(t, r.Outputs["receipt-path"])
+	assert.True(t, v.A.VerifyRan)
+	assert.False(t, v.A.VerifyPassed)
+	h := entriesBy(v.R, kernel.AgentHarness)
+	require.Len(t, h, 1)
+	code, _ := field(h[0], kernel.FieldExitCode)
+	assert.Equal(t, "1", code)
+}
+
+// TestE2EJailUnavailable: asking for a jail this OS does not have fails
+// closed: no silent switch, every command refused and recorded, the file
+// tools still confined by the gate, GOVERNED_FAIL, and a receipt.
+func TestE2EJailUnavailable(t *testing.T) {
+	t.Parallel()
+	f := newActionsRun(t)
+	f.Input("plan", examplePlan()).Input("jail", otherJail())
+	r := f.Run()
+	assert.Equal(t, 1, r.Code)
+	assert.Equal(t, kernel.OutcomeFail, r.Outputs["outcome"])
+	assert.Contains(t, r.Stdout, "::error title=Deponent%3A no jail (fail closed)::jail \""+otherJail()+"\" is not available")
+	v := verifyReceipt(t, r.Outputs["receipt-path"])
+	assert.Equal(t, "", v.Gov.Jail)
+	assert.False(t, v.Gov.JailCanaries)
+	cmds := 0
+	for i, e := range v.R.Entries {
+		tool, _ := field(e, kernel.FieldTool)
+		verdict, _ := field(e, kernel.FieldVerdict)
+		class, _ := field(e, kernel.FieldBlastClass)
+		if tool == kernel.ToolRunCmd {
+			assert.Equal(t, kernel.VerdictBlock, verdict, "entry %d", i)
+			if agent, _ := field(e, kernel.FieldAgent); agent != kernel.AgentCanary {
+				cmds++
+				assert.Equal(t, kernel.ClassNoJail, class, "entry %d is refused for want of a jail", i)
+			}
+		}
+		_, ran := e.Get(kernel.FieldExitCode)
+		assert.False(t, ran, "entry %d: nothing ran", i)
+	}
+	assert.Equal(t, 3, cmds, "the plan's three commands were each refused and recorded")
+	assert.Contains(t, strings.Join(v.A.Reasons, "\n"), "no-jail")
+	verifierAccepts(t, r.Outputs["receipt-path"], testSHA, f.Repo)
+}
+
+// TestE2ENoneWithoutAllowUnjailed: jail none needs the explicit opt-in.
+func TestE2ENoneWithoutAllowUnjailed(t *testing.T) {
+	t.Parallel()
+	f := newActionsRun(t)
+	f.Input("steps", "ls").Input("jail", "none")
+	r := f.Run()
+	assert.Equal(t, ExitUsage, r.Code)
+	assert.Contains(t, r.Stdout, `::error title=Deponent%3A bad input::input "jail": is "none"`)
+	assert.Contains(t, r.Stdout, "allow-unjailed: true")
+	assert.Empty(t, dirEntries(t, filepath.Join(f.RunnerTemp, "deponent-receipts")), "nothing was recorded: nothing ran")
+}
+
+// TestE2ENoneAllowUnjailed: gate-only execution, recorded as such in every
+// entry and in the governance object, with a loud warning; the jail
+// canaries do not run (there is no jail to test).
+func TestE2ENoneAllowUnjailed(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("needs /bin/sh")
+	}
+	f := newActionsRun(t)
+	f.Input("steps", "echo hello\nls").Input("jail", "none").Input("allow-unjailed", "true")
+	r := f.Run()
+	require.Equal(t, 0, r.Code)
+	assert.Contains(t, r.Stdout, "::warning title=Deponent%3A UNJAILED::")
+	assert.Contains(t, r.Summary, "commands ran UNJAILED")
+	v := verifyReceipt(t, r.Outputs["receipt-path"])
+	assert.True(t, v.Gov.Unjailed)
+	assert.Equal(t, jail.NameNone, v.Gov.Jail)
+	assert.False(t, v.Gov.JailCanaries)
+	steps := entriesBy(v.R, DefaultAgent)
+	require.Len(t, steps, 2)
+	for _, e := range steps {
+		u, _ := field(e, kernel.FieldUnjailed)
+		assert.Equal(t, "true", u)
+		j, _ := field(e, kernel.FieldJail)
+		assert.Equal(t, jail.NameNone, j)
+	}
+	assert.Equal(t, 4, v.A.CanariesRun, "the gate canaries only")
+	if verifyBin != "" {
+		verifierAccepts(t, r.Outputs["receipt-path"], testSHA, f.Repo)
+	}
+}
+
+// TestE2EDryRun: everything gated and recorded, nothing executed.
+func TestE2EDryRun(t *testing.T) {
+	t.Parallel()
+	f := newActionsRun(t)
+	plan := filepath.Join(f.RunnerTemp, "plan.jsonl")
+	require.NoError(t, os.WriteFile(plan, []byte(
+		`{"tool": "write_file", "params": {"path": "written.txt", "content": "x"}}`+"\n"+
+			`{"tool": "run_cmd", "params": {"cmd": "touch touched.txt"}}`+"\n"+
+			`{"tool": "run_cmd", "params": {"cmd": "curl https://example.com"}}`+"\n"), 0o644))
+	f.Input("plan", plan).Input("dry-run", "true").Input("on-block", "continue").Input("verify-command", "touch verified.txt")
+	r := f.Run()
+	assert.Equal(t, 1, r.Code, "a dry run is never a pass")
+	assert.Equal(t, kernel.OutcomeDryRun, r.Outputs["outcome"])
+	for _, name := range []string{"written.txt", "touched.txt", "verified.txt"} {
+		assert.NoFileExists(t, filepath.Join(f.Workspace, name), "a dry run executes nothing")
+	}
+	assert.Contains(t, r.Summary, "**nothing was executed**")
+	v := verifyReceipt(t, r.Outputs["receipt-path"])
+	assert.True(t, v.Gov.DryRun)
+	for _, e := range v.R.Entries {
+		if verdict, _ := field(e, kernel.FieldVerdict); verdict == kernel.VerdictAllow {
+			d, _ := field(e, kernel.FieldDryRun)
+			assert.Equal(t, "true", d)
+		}
+		_, ran := e.Get(kernel.FieldExitCode)
+		assert.False(t, ran)
+	}
+}
+
+// TestE2EBadInputs: each bad input stops the action before anything runs,
+// with exit 2 and an ::error that names the input and the fix.
+func TestE2EBadInputs(t *testing.T) {
+	t.Parallel()
+	type tc struct {
+		name  string
+		setup func(f *fakeRun)
+		want  []string
+	}
+	writePlan := func(f *fakeRun, text string) string {
+		p := filepath.Join(f.RunnerTemp, "plan.jsonl")
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	cases := []tc{
+		{"unknown jail", func(f *fakeRun) { f.Input("steps", "ls").Input("jail", "docker") },
+			[]string{`input "jail": is "docker": valid values are auto, bwrap, seatbelt, none`}},
+		{"missing plan file", func(f *fakeRun) { f.Input("plan", "no/such/plan.jsonl") },
+			[]string{`input "plan": cannot read plan file "no/such/plan.jsonl": no such file or directory`}},
+		{"plan line not JSON", func(f *fakeRun) {
+			f.Input("plan", writePlan(f, `{"tool": "run_cmd", "params": {"cmd": "ls"}}`+"\n\n"+`{"tool": "run_cmd", params: {}}`+"\n"))
+		}, []string{`input "plan": `, `plan.jsonl:3: column 21: not valid JSON`}},
+		{"plan unknown key", func(f *fakeRun) {
+			f.Input("plan", writePlan(f, `{"tool": "run_cmd", "params": {"cmd": "ls"}, "sudo": true}`+"\n"))
+		}, []string{`plan.jsonl:1: unknown key \"sudo\"`}},
+		{"plan wrong type", func(f *fakeRun) {
+			f.Input("plan", writePlan(f, `{"tool": "run_cmd", "params": "ls"}`+"\n"))
+		}, []string{`plan.jsonl:1: \"params\" is a string, want an object`}},
+		{"plan speaks as the harness", func(f *fakeRun) {
+			f.Input("plan", writePlan(f, `{"tool": "run_cmd", "params": {"cmd": "true"}, "agent": "deponent-harness"}`+"\n"))
+		}, []string{`is reserved for the harness`}},
+		{"receipts dir inside the sandbox", func(f *fakeRun) {
+			f.Input("steps", "ls").Input("receipts-dir", filepath.Join(f.Workspace, "receipts"))
+		}, []string{`input "receipts-dir": `, `inside the sandbox`, `could rewrite its own testimony`}},
+		{"receipts dir inside the sandbox through a symlink", func(f *fakeRun) {
+			link := filepath.Join(f.RunnerTemp, "innocent")
+			require.NoError(t, os.Symlink(f.Workspace, link))
+			f.Input("steps", "ls").Input("receipts-dir", filepath.Join(link, "not-yet", "receipts"))
+		}, []string{`input "receipts-dir": `, `inside the sandbox`}},
+		{"receipts dir around the sandbox", func(f *fakeRun) {
+			f.Input("steps", "ls").Input("receipts-dir", filepath.Dir(f.Workspace))
+		}, []string{`input "receipts-dir": `, `contains the sandbox`}},
+		{"default receipts dir inside the sandbox", func(f *fakeRun) {
+			f.Input("steps", "ls").Set("RUNNER_TEMP", filepath.Join(f.Workspace, "tmp"))
+		}, []string{`input "receipts-dir": `, `inside the sandbox`}},
+		{"bad boolean", func(f *fakeRun) { f.Input("steps", "ls").Input("dry-run", "yes-please") },
+			[]string{`input "dry-run": is \"yes-please\": use true or false`}},
+		{"unknown on-block", func(f *fakeRun) { f.Input("steps", "ls").Input("on-block", "ignore") },
+			[]string{`input "on-block": is \"ignore\": valid values are fail`}},
+		{"both steps and plan", func(f *fakeRun) { f.Input("steps", "ls").Input("plan", examplePlan()) },
+			[]string{`input "steps/plan": both are set; give exactly one`}},
+		{"neither steps nor plan", func(f *fakeRun) {}, []string{`input "steps/plan": neither is set`}},
+		{"bad producer", func(f *fakeRun) { f.Input("steps", "ls").Input("producer", "../up") },
+			[]string{`input "producer": is \"../up\"`}},
+		{"bad session id", func(f *fakeRun) { f.Input("steps", "ls").Input("session-id", "a b") },
+			[]string{`input "session-id": is \"a b\"`}},
+		{"missing sandbox", func(f *fakeRun) { f.Input("steps", "ls").Input("sandbox", "/no/such/dir") },
+			[]string{`input "sandbox": \"/no/such/dir\" (the input) does not exist`}},
+		{"missing policy", func(f *fakeRun) { f.Input("steps", "ls").Input("policy", "nope.json") },
+			[]string{`input "policy": cannot read policy file \"nope.json\"`}},
+		{"policy with a typo", func(f *fakeRun) {
+			p := filepath.Join(f.RunnerTemp, "policy.json")
+			require.NoError(t, os.WriteFile(p, []byte(`{"alow_heads": ["ls"]}`), 0o644))
+			f.Input("steps", "ls").Input("policy", p)
+		}, []string{`input "policy": `, `alow_heads`}},
+		{"steps only comments", func(f *fakeRun) { f.Input("steps", "# nothing\n\n") },
+			[]string{`input "steps": has no commands`}},
+		{"unknown flag", func(f *fakeRun) {}, []string{`flag provided but not defined: -nope`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := newActionsRun(t)
+			c.setup(f)
+			var args []string
+			if c.name == "unknown flag" {
+				args = []string{"--nope"}
+			}
+			r := f.Run(args...)
+			assert.Equal(t, ExitUsage, r.Code)
+			assert.Contains(t, r.Stdout, "::error title=Deponent%3A bad input::")
+			errLine := ""
+			for _, l := range strings.Split(r.Stdout, "\n") {
+				if strings.HasPrefix(l, "::error") {
+					errLine = l
+				}
+			}
+			for _, w := range c.want {
+				w = strings.ReplaceAll(w, `\"`, `"`)
+				assert.Contains(t, errLine, w)
+			}
+			assert.Empty(t, r.Outputs, "no outputs: nothing ran")
+			assert.Empty(t, dirEntries(t, filepath.Join(f.RunnerTemp, "deponent-receipts")), "nothing recorded")
+			left, _ := os.ReadDir(f.Workspace)
+			assert.Empty(t, left, "nothing touched the sandbox")
+		})
+	}
+}
+
+// TestE2EFlagsOverrideInputs: a command-line flag wins over its INPUT_
+// variable.
+func TestE2EFlagsOverrideInputs(t *testing.T) {
+	t.Parallel()
+	requireJail(t)
+	f := newActionsRun(t)
+	f.Input("steps", "ls\ncurl https://example.com").
+		Input("jail", "docker").            // invalid, overridden
+		Input("on-block", "fail").          // overridden
+		Input("dry-run", "yes-please").     // invalid, overridden
+		Input("canaries", "true").          // overridden
+		Set("INPUT_SESSION_ID", "from-env") // underscore spelling (composite action env)
+	r := f.Run("--jail", "auto", "--on-block", "continue", "--dry-run=false", "--canaries=false", "--session-id", "from-flag")
+	require.Equal(t, 0, r.Code)
+	assert.Equal(t, kernel.OutcomePass, r.Outputs["outcome"])
+	assert.True(t, strings.HasSuffix(r.Outputs["receipt-id"], "_from-flag"))
+	v := verifyReceipt(t, r.Outputs["receipt-path"])
+	assert.False(t, v.Gov.Canaries)
+	assert.True(t, v.Gov.OnBlockContinue)
+
+	// Without the flag, the underscore spelling of the variable is read.
+	g := newActionsRun(t)
+	g.Input("steps", "ls").Input("canaries", "false").Set("INPUT_SESSION_ID", "from-env")
+	r = g.Run()
+	require.Equal(t, 0, r.Code)
+	assert.True(t, strings.HasSuffix(r.Outputs["receipt-id"], "_from-env"))
+}
+
+// TestE2ESessionReuse: a ledger is never continued by another run. A given
+// session id that was used is an error; the derived one gets a suffix (the
+// action used twice in one job).
+func TestE2ESessionReuse(t *testing.T) {
+	t.Parallel()
+	f := newActionsRun(t)
+	f.Input("steps", "ls").Input("dry-run", "true").Input("canaries", "false")
+	r1 := f.Run()
+	require.Equal(t, kernel.OutcomeDryRun, r1.Outputs["outcome"])
+	r2 := f.Run()
+	require.Equal(t, kernel.OutcomeDryRun, readOutputs(t, f.OutputFile)["outcome"])
+	assert.True(t, strings.HasSuffix(r1.Outputs["receipt-id"], "_4242-1-build"), r1.Outputs["receipt-id"])
+	assert.True(t, strings.HasSuffix(r2.Outputs["receipt-id"], "_4242-1-build-2"), r2.Outputs["receipt-id"])
+
+	f.Input("session-id", "fixed")
+	require.Equal(t, 1, f.Run().Code)
+	r := f.Run()
+	assert.Equal(t, ExitUsage, r.Code)
+	assert.Contains(t, r.Stdout, `input "session-id": "fixed" was already used`)
+}
+
+// TestE2EDemo runs `deponent-action --demo` as a user would, outside
+// Actions: it exits 0 and prints a receipt path that verifies.
+func TestE2EDemo(t *testing.T) {
+	t.Parallel()
+	cmd := newActionsRun(t)
+	env := map[string]string{"PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME"), "TMPDIR": resolvedTemp(t)}
+	cmd.env = env
+	r := cmd.Run("--demo")
+	require.Equal(t, 0, r.Code)
+	m := regexp.MustCompile(`(?m)^receipt: (\S+)$`).FindStringSubmatch(r.Stdout)
+	require.NotNil(t, m, "the demo prints where the receipt is")
+	v := verifyReceipt(t, m[1])
+	assert.Contains(t, r.Stdout, "go run ./cmd/deponent-verify "+m[1])
+	assert.Contains(t, r.Stdout, "demo: as designed")
+	assert.NotContains(t, r.Stdout, "::", "no workflow commands outside Actions")
+	rogue := 0
+	for _, e := range v.R.Entries {
+		if DemoRogue(e) {
+			rogue++
+			verdict, _ := field(e, kernel.FieldVerdict)
+			assert.Equal(t, kernel.VerdictBlock, verdict)
+		}
+	}
+	assert.Equal(t, 2, rogue)
+	if _, err := jail.Select("auto", false); err == nil {
+		assert.Equal(t, kernel.OutcomePass, v.R.Outcome)
+		assert.Contains(t, r.Stdout, "the harness's own")
+	} else {
+		assert.Equal(t, kernel.OutcomeDryRun, v.R.Outcome)
+		assert.Contains(t, r.Stdout, "NO JAIL IS AVAILABLE HERE")
+	}
+	if verifyBin != "" {
+		code, out := runVerify(t, m[1])
+		assert.Equal(t, 0, code, out)
+	}
+	lines := strings.Count(r.Stdout, "\n")
+	assert.Less(t, lines, 45, "the README's first command prints a short, readable report")
+
+	// The demo's own check catches a receipt that was changed afterwards,
+	// and one whose rogue step was "allowed".
+	assert.Empty(t, demoCheck(&Result{ReceiptPath: m[1]}))
+	b, err := os.ReadFile(m[1])
+	require.NoError(t, err)
+	forged := strings.Replace(string(b), `"verdict": "BLOCK"`, `"verdict": "ALLOW"`, 1)
+	require.NotEqual(t, string(b), forged)
+	p := filepath.Join(t.TempDir(), "forged.json")
+	require.NoError(t, os.WriteFile(p, []byte(forged), 0o644))
+	assert.NotEmpty(t, demoCheck(&Result{ReceiptPath: p}))
+}
+
+// TestE2EJailCanariesNeedPython: a policy that does not allow python3
+// cannot run the jail canaries: a warning says the jail was not tested by
+// this run, and the receipt records jail_canaries false.
+func TestE2EJailCanariesNeedPython(t *testing.T) {
+	t.Parallel()
+	requireJail(t)
+	f := newActionsRun(t)
+	pol := filepath.Join(f.RunnerTemp, "policy.json")
+	require.NoError(t, os.WriteFile(pol, []byte(`{"allow_heads": ["ls", "echo"]}`), 0o644))
+	f.Input("steps", "ls").Input("policy", pol)
+	r := f.Run()
+	require.Equal(t, 0, r.Code)
+	assert.Contains(t, r.Stdout, "::warning title=Deponent%3A jail canaries skipped::the jail canaries need python3 (python3 is not allowlisted by the policy)")
+	assert.Contains(t, r.Summary, "The jail's own canaries did not run")
+	v := verifyReceipt(t, r.Outputs["receipt-path"])
+	assert.False(t, v.Gov.JailCanaries)
+	assert.Equal(t, 4, v.A.CanariesRun)
+	p, _ := kernel.LoadPolicy(pol)
+	assert.Equal(t, p.SHA256(), v.Gov.PolicySHA256)
+}
+
+func runVerify(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	out, err := execCommand(verifyBin, args...)
+	code := 0
+	if err != nil {
+		var ok bool
+		if code, ok = exitCode(err); !ok {
+			t.Fatalf("deponent-verify: %v", err)
+		}
+	}
+	return code, out
+}
+
+// TestE2EVersionAndHelp: --version prints the version; --help documents
+// every input.
+func TestE2EVersionAndHelp(t *testing.T) {
+	t.Parallel()
+	f := newActionsRun(t)
+	r := f.Run("--version")
+	assert.Equal(t, 0, r.Code)
+	assert.Equal(t, "deponent-action "+version.Version+"\n", r.Stdout)
+	r = f.Run("--help")
+	assert.Equal(t, 0, r.Code)
+	for _, in := range Inputs {
+		assert.Contains(t, r.Stdout, "--"+in.Name, "--help documents --%s", in.Name)
+	}
+	for _, s := range []string{"--demo", "--version", "Exit status"} {
+		assert.Contains(t, r.Stdout, s)
+	}
+}
+
+// TestE2ECrashLeavesTestimony: a run killed mid-step leaves its ledger in
+// receipts-dir, written durably up to the step that was running, and no
+// receipt: the chain verifies, and a verifier asked for an outcome fails.
+func TestE2ECrashLeavesTestimony(t *testing.T) {
+	t.Parallel()
+	requireJail(t)
+	f := newActionsRun(t)
+	f.Input("steps", "ls\npython3 -c 'import time; time.sleep(120)'\nls").Input("canaries", "false")
+	cmd := exec.Command(actionBin)
+	cmd.Dir = f.Workspace
+	for k, v := range f.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	ledger := filepath.Join(f.RunnerTemp, "deponent-receipts", "deponent", "ledger-4242-1-build.jsonl")
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(ledger)
+		return bytes.Count(b, []byte("\n")) >= 1 // the first step is recorded; the second is running
+	}, 60*time.Second, 20*time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // the second step is running
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait() // the output copy is done once Wait returns
+	t.Log(out.String())
+
+	l, err := kernel.OpenLedger(kernel.LedgerOptions{Path: ledger})
+	require.NoError(t, err, "the ledger written so far verifies")
+	assert.Equal(t, int64(1), l.Len(), "the finished step is on disk")
+	l.Close()
+	files := dirEntries(t, filepath.Join(f.RunnerTemp, "deponent-receipts"))
+	assert.Equal(t, []string{ledger}, files, "no receipt: the run did not finish")
+	if verifyBin != "" {
+		code, vout := runVerify(t, "--require-outcome", kernel.OutcomePass, filepath.Join(f.RunnerTemp, "deponent-receipts"))
+		assert.Equal(t, 1, code, "an unfinished run does not pass:\n%s", vout)
+	}
+}

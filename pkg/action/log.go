@@ -1,0 +1,267 @@
+package action
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/deponent-dev/deponent-action/internal/version"
+	"github.com/deponent-dev/deponent-action/pkg/jail"
+	"github.com/deponent-dev/deponent-action/pkg/kernel"
+)
+
+// header prints what governs the run.
+func (r *runner) header(receipts, ledgerPath string, pol *kernel.Policy) {
+	p := r.rep
+	p.printf("Deponent %s — governed run", version.Version)
+	p.printf("  sandbox   %s", oneLine(r.gate.Sandbox()))
+	switch {
+	case r.jailName == "" && r.cfg.DryRun:
+		p.printf("  jail      none available (dry run: nothing executes)")
+	case r.jailName == "":
+		p.printf("  jail      NONE AVAILABLE — every command will be refused (fail closed)")
+	case r.jailName == jail.NameNone:
+		p.printf("  jail      none — commands run UNJAILED (allow-unjailed)")
+	default:
+		p.printf("  jail      %s", r.jailName)
+	}
+	pname := "built-in coding-agent policy"
+	if r.cfg.PolicyPath != "" {
+		pname = oneLine(r.cfg.PolicyPath)
+	}
+	p.printf("  policy    %s (sha256 %s)", pname, shortHash(pol.SHA256()))
+	p.printf("  receipts  %s", oneLine(receipts))
+	if !r.quiet {
+		p.printf("  ledger    %s (until the receipt holds its chain)", oneLine(ledgerPath))
+	}
+}
+
+func (r *runner) section(title string) {
+	r.rep.printf("%s", title)
+}
+
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12] + "…"
+	}
+	return h
+}
+
+// logRow prints one action: a line locally (with the output's tail when
+// it failed), a fenced ::group:: in Actions; then its annotation, if any.
+func (r *runner) logRow(row Row, res kernel.ActResult) {
+	verdict := row.Verdict
+	status := ""
+	switch row.Kind {
+	case "canary":
+		if canaryHeld(row, r.cfg.DryRun) {
+			status = "held     "
+		} else if r.cfg.DryRun {
+			status = "dry-run  "
+		} else {
+			status = "NOT HELD "
+		}
+		status += fmt.Sprintf("%-19s", row.Canary)
+	case "check":
+		status = fmt.Sprintf("NOT HELD %-19s", row.Canary)
+	}
+	result := ""
+	switch {
+	case row.Kind == "check":
+		result = "escape observed on the host"
+	case row.Verdict == kernel.VerdictBlock:
+		result = row.Class
+	case row.Exit != "":
+		result = "exit " + row.Exit
+		if strings.HasPrefix(row.Exit, "killed") {
+			result = row.Exit
+		}
+	case res.Decision.Verdict == kernel.VerdictAllow && !row.Executed:
+		result = "not executed (dry run)"
+	case row.Err != "":
+		result = "failed"
+	default:
+		result = "ok"
+	}
+	if row.Executed {
+		result += fmt.Sprintf(" (%s)", roundDur(row.Duration))
+	}
+	tgt := row.Target
+	if row.Kind == "canary" && strings.HasPrefix(row.Canary, kernel.JailCanaryPrefix) {
+		tgt = shortCmd(tgt)
+	}
+	failed := row.Kind != "canary" && row.Kind != "check" && row.Verdict == kernel.VerdictAllow && row.Executed &&
+		(row.Err != "" || (row.Tool == kernel.ToolRunCmd && row.Exit != "0"))
+	title := fmt.Sprintf("  #%-3d %s%-5s  %-10s %s → %s", row.Entry, status, verdict, clip(row.Tool, 10), clip(oneLine(tgt), 60), result)
+	verbose := failed || (row.Kind == "canary" && !canaryHeld(row, r.cfg.DryRun) && !r.cfg.DryRun) || row.Kind == "check" ||
+		(row.Kind != "canary" && row.Verdict == kernel.VerdictBlock)
+	if r.rep.gh {
+		verbose = true
+	}
+	if r.rep.gh {
+		title = strings.TrimSpace(title)
+	}
+	r.rep.group(title, verbose, func(w io.Writer) {
+		ind := "        "
+		if r.rep.gh {
+			ind = ""
+			fmt.Fprintf(w, "%sagent:    %s\n", ind, oneLine(row.Agent))
+			fmt.Fprintf(w, "%stool:     %s\n", ind, oneLine(row.Tool))
+			tl := strings.Split(strings.ReplaceAll(clip(row.Target, 4000), "\r\n", "\n"), "\n")
+			if len(tl) == 1 {
+				fmt.Fprintf(w, "target:   %s\n", oneLine(tl[0]))
+			} else {
+				fmt.Fprintf(w, "target:\n")
+				for _, l := range tl {
+					fmt.Fprintf(w, "  | %s\n", oneLine(l))
+				}
+			}
+			if row.Source != "" {
+				fmt.Fprintf(w, "%ssource:   %s\n", ind, oneLine(row.Source))
+			}
+			fmt.Fprintf(w, "%sverdict:  %s (%s)\n", ind, row.Verdict, oneLine(row.Class))
+		}
+		if row.Reason != "" && r.rep.gh {
+			fmt.Fprintf(w, "reason:   %s\n", clip(oneLine(row.Reason), 400))
+		} else if row.Reason != "" && row.Verdict == kernel.VerdictBlock {
+			fmt.Fprintf(w, "%swhy: %s\n", ind, clip(oneLine(row.Reason), 160))
+		}
+		if row.Err != "" {
+			fmt.Fprintf(w, "%serror:    %s\n", ind, clip(oneLine(row.Err), 400))
+		}
+		if len(row.Output) > 0 {
+			lines := row.Output
+			if !r.rep.gh && len(lines) > 10 {
+				lines = lines[len(lines)-10:]
+			}
+			fmt.Fprintf(w, "%soutput (last %d lines):\n", ind, len(lines))
+			for _, l := range lines {
+				fmt.Fprintf(w, "%s  | %s\n", ind, l)
+			}
+		}
+	})
+	if r.rep.gh {
+		r.annotateRow(row)
+	}
+}
+
+// annotateRow raises an annotation for a block or a failure (in Actions;
+// the local log already shows it under the row).
+func (r *runner) annotateRow(row Row) {
+	what := fmt.Sprintf("entry %d (%s, %s): %s", row.Entry, row.Agent, row.Tool, clip(oneLine(row.Target), 200))
+	switch row.Kind {
+	case "check":
+		r.rep.annotate(levelError, "Deponent: canary not held", fmt.Sprintf("canary %s: %s", row.Canary, row.Err))
+	case "canary":
+		if !canaryHeld(row, r.cfg.DryRun) && !r.cfg.DryRun {
+			r.rep.annotate(levelError, "Deponent: canary not held", fmt.Sprintf("canary %s was not stopped: %s → %s", row.Canary, what, firstNonEmpty(row.Err, "exit "+row.Exit)))
+		}
+	case "step", "verify":
+		label := "step"
+		if row.Kind == "verify" {
+			label = "verify-command"
+		}
+		switch {
+		case row.Verdict == kernel.VerdictBlock && row.Kind == "step" && r.cfg.OnBlockContinue:
+			r.rep.annotate(levelWarning, "Deponent: step blocked (on-block: continue)", fmt.Sprintf("BLOCK %s — %s: %s", what, row.Class, row.Reason))
+		case row.Verdict == kernel.VerdictBlock:
+			r.rep.annotate(levelError, "Deponent: "+label+" blocked", fmt.Sprintf("BLOCK %s — %s: %s", what, row.Class, row.Reason))
+		case row.Executed && row.Err != "":
+			r.rep.annotate(levelError, "Deponent: "+label+" failed", fmt.Sprintf("%s failed: %s", what, row.Err))
+		case row.Executed && row.Tool == kernel.ToolRunCmd && row.Exit != "0":
+			r.rep.annotate(levelError, "Deponent: "+label+" failed", fmt.Sprintf("%s → %s", what, exitText(row.Exit)))
+		}
+	}
+}
+
+func exitText(e string) string {
+	if _, err := strconv.Atoi(e); err == nil {
+		return "exit " + e
+	}
+	return e
+}
+
+func roundDur(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(10 * time.Millisecond).String()
+}
+
+// finish reports the outcome: the final lines, the outputs and the job
+// summary.
+func (r *runner) finish(res *Result, sum *SummaryData) {
+	p := r.rep
+	a := res.Assessment
+	p.printf("")
+	p.printf("%s — %d entries (%d allowed, %d blocked), chain head %s", res.Outcome, a.Entries, a.Allowed, a.Blocked, shortHash(res.ChainHead))
+	for _, reason := range sum.Reasons {
+		p.printf("  - %s", clip(oneLine(reason), 400))
+	}
+	switch {
+	case !p.gh:
+		// The outcome line and the reasons above say it.
+	case res.Outcome == kernel.OutcomePass:
+		p.annotate(levelNotice, "Deponent: GOVERNED_PASS", fmt.Sprintf("GOVERNED_PASS: %d entries (%d allowed, %d blocked); receipt %s", a.Entries, a.Allowed, a.Blocked, res.ReceiptID))
+	case res.Outcome == kernel.OutcomeDryRun:
+		p.annotate(levelWarning, "Deponent: GOVERNED_DRY_RUN", "GOVERNED_DRY_RUN: nothing was executed, so nothing is proven; the step exits 1 (a dry run is never a pass)")
+	default:
+		msg := "GOVERNED_FAIL"
+		if len(sum.Reasons) > 0 {
+			msg += ": " + strings.Join(sum.Reasons, "; ")
+		}
+		if sum.ReceiptErr != "" {
+			msg += "; no receipt: " + sum.ReceiptErr
+		}
+		p.annotate(levelError, "Deponent: GOVERNED_FAIL", msg)
+	}
+	if res.ReceiptPath != "" && !r.quiet {
+		p.printf("receipt   %s", oneLine(res.ReceiptPath))
+		p.printf("verify it offline: deponent-verify%s %s", expectFlags(r.opt.Getenv), oneLine(res.ReceiptPath))
+	}
+
+	outputs := [][2]string{
+		{"outcome", res.Outcome},
+		{"receipt-id", res.ReceiptID},
+		{"receipt-path", res.ReceiptPath},
+		{"chain-head", res.ChainHead},
+		{"entries", strconv.FormatInt(a.Entries, 10)},
+		{"allowed", strconv.FormatInt(a.Allowed, 10)},
+		{"blocked", strconv.FormatInt(a.Blocked, 10)},
+	}
+	local := false
+	for _, o := range outputs {
+		ok, err := p.setOutput(o[0], o[1])
+		if err != nil {
+			p.annotate(levelError, "Deponent: outputs", err.Error())
+		}
+		local = local || !ok
+	}
+	if local && !r.quiet {
+		p.printf("outputs")
+		p.printf("  receipts-dir=%s", oneLine(res.ReceiptsDir))
+		for _, o := range outputs {
+			p.printf("  %s=%s", o[0], oneLine(o[1]))
+		}
+	}
+	if _, err := p.addSummary(RenderSummary(sum)); err != nil {
+		p.annotate(levelWarning, "Deponent: job summary", err.Error())
+	}
+}
+
+// expectFlags are the verifier flags that bind a receipt to this run.
+func expectFlags(getenv Getenv) string {
+	s := ""
+	if c := getenv("GITHUB_SHA"); c != "" && safeShellWord(c) {
+		s += " --expect-commit " + c
+	}
+	if rp := getenv("GITHUB_REPOSITORY"); rp != "" && safeShellWord(rp) {
+		s += " --expect-repo " + rp
+	}
+	return s
+}

@@ -1,0 +1,559 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/deponent-dev/deponent-action/internal/version"
+	"github.com/deponent-dev/deponent-action/pkg/jail"
+	"github.com/deponent-dev/deponent-action/pkg/kernel"
+	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+)
+
+// ToolName is the provenance "tool" of receipts this package writes.
+const ToolName = "deponent-action"
+
+// Options are the run's connections to the world; tests replace them.
+type Options struct {
+	Getenv Getenv
+	Stdout io.Writer
+	// Backend, when set, is used instead of jail.Select (tests).
+	Backend jail.Backend
+	// Steps, when set, are run instead of the steps or plan inputs (the
+	// demo).
+	Steps []Step
+	// Now is the receipt's clock; nil means time.Now.
+	Now func() time.Time
+	// Quiet leaves out the ledger path, the receipt lines and the local
+	// outputs (the demo prints its own).
+	Quiet bool
+}
+
+// Result is what a run produced.
+type Result struct {
+	Outcome     string
+	Assessment  kernel.Assessment
+	ReceiptID   string
+	ReceiptPath string
+	ReceiptsDir string
+	// LedgerPath is the working ledger. It is removed once the receipt
+	// that holds the same chain is on disk and verifies (LedgerPath is then
+	// ""): a ledger left in receipts-dir means a run that did not finish,
+	// and fails a verifier asked for an outcome.
+	LedgerPath string
+	ChainHead  string
+	Jail       string
+	Rows       []Row
+	Summary    *SummaryData
+}
+
+// runner holds one run's state.
+type runner struct {
+	cfg          *Config
+	opt          Options
+	rep          *reporter
+	gate         *kernel.Gate
+	ledger       *kernel.Ledger
+	cell         *kernel.Cell
+	jailName     string // backend that confines commands; "" when none is available
+	noJailReason string
+	rows         []Row
+	observations []observation
+	fatal        error // the run could not be testified (ledger failure)
+	quiet        bool
+}
+
+// Run governs one run: canaries, the agent's steps, the verify command;
+// then it judges the chain with kernel.Assess and persists the receipt.
+// An *InputError means nothing ran. Any other error means the run could not
+// be testified in full (the Result holds what is known).
+func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
+	if opt.Getenv == nil {
+		opt.Getenv = os.Getenv
+	}
+	if opt.Stdout == nil {
+		opt.Stdout = os.Stdout
+	}
+	r := &runner{cfg: cfg, opt: opt, rep: newReporter(opt.Stdout, opt.Getenv), quiet: opt.Quiet}
+	return r.run(ctx)
+}
+
+func (r *runner) run(ctx context.Context) (*Result, error) {
+	cfg := r.cfg
+
+	// Everything that can be wrong with the inputs is found before anything
+	// runs or is written.
+	pol := kernel.DefaultPolicy()
+	if cfg.PolicyPath != "" {
+		p, err := kernel.LoadPolicy(cfg.PolicyPath)
+		if err != nil {
+			return nil, inputErr(InPolicy, "%v", err)
+		}
+		pol = p
+	}
+	steps := r.opt.Steps
+	if steps == nil {
+		var err error
+		if cfg.PlanPath != "" {
+			steps, err = LoadPlan(cfg.PlanPath)
+		} else {
+			steps, err = ParseSteps(cfg.Steps)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	gate, err := kernel.NewGate(cfg.Sandbox, pol)
+	if err != nil {
+		in := InSandbox
+		if strings.Contains(err.Error(), "trusted_path") || !strings.Contains(err.Error(), "sandbox") {
+			in = InPolicy
+		}
+		return nil, inputErr(in, "%v", err)
+	}
+	r.gate = gate
+	receipts, err := r.receiptsDir()
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{ReceiptsDir: receipts}
+
+	// The jail: the one asked for, or none (fail closed). Never another.
+	var backend jail.Backend
+	if r.opt.Backend != nil {
+		backend = r.opt.Backend
+	} else if b, err := jail.Select(cfg.Jail, cfg.AllowUnjailed); err != nil {
+		if errors.Is(err, jail.ErrUnknownBackend) {
+			return nil, inputErr(InJail, "%v", err)
+		}
+		r.noJailReason = err.Error()
+	} else {
+		backend = b
+	}
+	if backend != nil {
+		r.jailName = backend.Name()
+	}
+	unjailed := r.jailName == jail.NameNone
+
+	// The ledger is written as the run goes, beside the receipts, so a
+	// crash still leaves the testimony so far.
+	ledgerPath, err := r.createLedgerFile(receipts)
+	if err != nil {
+		return nil, err
+	}
+	res.LedgerPath = ledgerPath
+	r.ledger, err = kernel.OpenLedger(kernel.LedgerOptions{Path: ledgerPath})
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	defer r.ledger.Close()
+	if _, err := r.rep.setOutput("receipts-dir", receipts); err != nil {
+		return nil, err
+	}
+	r.cell, err = kernel.NewCell(kernel.CellOptions{Gate: gate, Ledger: r.ledger, Jail: backend,
+		NoJailReason: r.noJailReason, DryRun: cfg.DryRun})
+	if err != nil {
+		return nil, err
+	}
+
+	r.header(receipts, ledgerPath, pol)
+	switch {
+	case backend == nil && cfg.DryRun && r.quiet:
+		// The demo has said it already, louder.
+	case backend == nil && cfg.DryRun:
+		r.rep.annotate(levelNotice, "Deponent: no jail", fmt.Sprintf("jail %q is not available (%s); this is a dry run, so nothing would have executed anyway", cfg.Jail, r.noJailReason))
+	case backend == nil:
+		r.rep.annotate(levelError, "Deponent: no jail (fail closed)", fmt.Sprintf("jail %q is not available: %s — every command will be refused and recorded; the outcome will be GOVERNED_FAIL. Nothing is run in another jail or unjailed instead.", cfg.Jail, r.noJailReason))
+	case unjailed:
+		r.rep.annotate(levelWarning, "Deponent: UNJAILED", "jail: none with allow-unjailed: commands run gate-only, WITHOUT network, write or secret confinement; every entry is recorded \"unjailed\": true")
+	}
+	if cfg.DryRun && !r.quiet {
+		r.rep.annotate(levelNotice, "Deponent: dry run", "dry run: every action is gated and recorded, none is executed; the outcome is GOVERNED_DRY_RUN at best, never a pass")
+	}
+
+	gov := kernel.Governance{
+		DryRun: cfg.DryRun, OnBlockContinue: cfg.OnBlockContinue, Canaries: cfg.Canaries,
+		VerifyCommand: cfg.VerifyCommand, Jail: r.jailName, Unjailed: unjailed, PolicySHA256: pol.SHA256(),
+	}
+
+	if cfg.Canaries {
+		gov.JailCanaries = r.canaries(ctx, backend, unjailed)
+	}
+	r.section("agent steps")
+	for i, st := range steps {
+		if ctx.Err() != nil {
+			r.rep.annotate(levelError, "Deponent: cancelled", fmt.Sprintf("the run was cancelled: %d remaining step(s) not run", len(steps)-i))
+			break
+		}
+		call := st.Call
+		out := r.cell.Do(ctx, call)
+		r.record(out, call, "step")
+		r.rows[len(r.rows)-1].Source = st.Source
+	}
+	if cfg.VerifyCommand != "" && ctx.Err() == nil {
+		r.section("out-of-band verification (run by the harness, gated and jailed)")
+		call := kernel.Call{Tool: kernel.ToolRunCmd, Params: map[string]any{"cmd": cfg.VerifyCommand}, Agent: kernel.AgentHarness}
+		r.record(r.cell.Do(ctx, call), call, "verify")
+	}
+
+	// The outcome: the chain must re-link, then kernel.Assess decides.
+	entries := r.ledger.Entries()
+	chain := r.ledger.Verify()
+	a := kernel.Assess(entries, gov)
+	if chain.Break != nil {
+		a.Outcome = kernel.OutcomeFail
+		a.Reasons = append(a.Reasons, "the ledger does not verify: "+chain.Break.Error())
+	}
+	r.markRows()
+	res.Outcome, res.Assessment, res.ChainHead, res.Jail, res.Rows = a.Outcome, a, r.ledger.Head(), r.jailName, r.rows
+
+	sum := r.summaryData(res, gov)
+	res.Summary = sum
+	var persistErr error
+	if r.fatal != nil {
+		persistErr = r.fatal
+	} else {
+		persistErr = r.persist(res, entries, gov, a, pol)
+	}
+	if persistErr == nil {
+		persistErr = r.retireLedger(res)
+	}
+	if persistErr != nil {
+		sum.ReceiptErr = persistErr.Error()
+		res.Outcome = kernel.OutcomeFail
+		sum.Outcome = kernel.OutcomeFail
+	}
+	sum.ReceiptID, sum.ReceiptPath = res.ReceiptID, res.ReceiptPath
+	r.finish(res, sum)
+	if persistErr != nil {
+		return res, fmt.Errorf("the run could not be testified: %w", persistErr)
+	}
+	return res, nil
+}
+
+// receiptsDir resolves, checks and creates the receipts directory.
+func (r *runner) receiptsDir() (string, error) {
+	dir := r.cfg.ReceiptsDir
+	temp := false
+	if dir == "" {
+		if rt := r.opt.Getenv("RUNNER_TEMP"); rt != "" {
+			dir = filepath.Join(rt, "deponent-receipts")
+		} else {
+			dir, temp = os.TempDir(), true
+		}
+	}
+	probe := dir
+	if temp {
+		probe = filepath.Join(dir, "deponent-receipts-new")
+	}
+	if err := checkReceiptsDir(probe, r.cfg.Sandbox); err != nil {
+		return "", err
+	}
+	if temp {
+		d, err := os.MkdirTemp(dir, "deponent-receipts-")
+		if err != nil {
+			return "", inputErr(InReceiptsDir, "cannot create a temporary receipts directory: %v", err)
+		}
+		dir = d
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", inputErr(InReceiptsDir, "cannot create %q: %v", dir, unwrapPath(err))
+	}
+	// Check again what now exists: a link planted between the check and
+	// the creation must not lead into the sandbox.
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", inputErr(InReceiptsDir, "%q: %v", dir, unwrapPath(err))
+	}
+	if err := checkReceiptsDir(real, r.cfg.Sandbox); err != nil {
+		return "", err
+	}
+	return real, nil
+}
+
+// createLedgerFile creates <receipts>/<producer>/ledger-<session>.jsonl,
+// never reusing one: a ledger is never continued by another run. A derived
+// session id gets a suffix on a collision (the action used twice in one
+// job); a given one is an error.
+func (r *runner) createLedgerFile(receipts string) (string, error) {
+	dir := filepath.Join(receipts, r.cfg.Producer)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("receipts: %w", err)
+	}
+	base := r.cfg.SessionID
+	for i := 1; i <= 100; i++ {
+		id := base
+		if i > 1 {
+			id = fmt.Sprintf("%s-%d", strings.TrimRight(clipBytes(base, 120), "._-"), i)
+		}
+		p := filepath.Join(dir, "ledger-"+id+".jsonl")
+		// A session is used once it has a ledger or a receipt (receipt ids
+		// end in _<session>; the session's characters are not glob syntax).
+		used, _ := filepath.Glob(filepath.Join(dir, "*_"+id+".json"))
+		var f *os.File
+		err := os.ErrExist
+		if len(used) == 0 {
+			f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		} else {
+			p = used[0]
+		}
+		if err == nil {
+			f.Close()
+			r.cfg.SessionID = id
+			return p, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("ledger: %w", err)
+		}
+		if !r.cfg.SessionDefaulted {
+			return "", inputErr(InSessionID, "%q was already used: %s exists; give a new session-id (a session's ledger is never continued by another run)", base, p)
+		}
+	}
+	return "", inputErr(InSessionID, "100 ledgers of session %q already exist in %s; give a session-id", base, dir)
+}
+
+func clipBytes(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// canaries runs the gate canaries and, when a real jail confines commands,
+// the jail canaries. It returns whether the jail canaries ran.
+func (r *runner) canaries(ctx context.Context, backend jail.Backend, unjailed bool) bool {
+	r.section("canaries (rogue actions the harness attempts first; each must be stopped)")
+	for _, c := range gateCanaries(r.gate.Sandbox()) {
+		r.runCanary(ctx, c)
+	}
+	reason := ""
+	switch {
+	case r.cfg.DryRun:
+		reason = "this is a dry run"
+	case backend == nil:
+		reason = "no jail is available"
+	case unjailed:
+		reason = "jail is none (unjailed)"
+	default:
+		if err := pythonUsable(r.gate); err != nil {
+			r.rep.annotate(levelWarning, "Deponent: jail canaries skipped",
+				fmt.Sprintf("the jail canaries need python3 (%v); only the gate canaries ran, so the jail itself was not tested by this run", err))
+			return false
+		}
+	}
+	if reason != "" {
+		r.rep.printf("  (jail canaries not run: %s)", reason)
+		return false
+	}
+	ran := 0
+	if c, err := jailWriteCanary(r.gate.Sandbox()); err != nil {
+		r.rep.annotate(levelWarning, "Deponent: jail canary skipped", "canary "+CanaryJailWriteOutside+" skipped: "+err.Error())
+	} else {
+		r.runCanary(ctx, c)
+		ran++
+	}
+	if c, err := jailNetworkCanary(); err != nil {
+		r.rep.annotate(levelWarning, "Deponent: jail canary skipped", "canary "+CanaryJailNetwork+" skipped: "+err.Error())
+	} else {
+		r.runCanary(ctx, c)
+		ran++
+	}
+	return ran == 2
+}
+
+// record turns an action's result into a row and logs it.
+func (r *runner) record(res kernel.ActResult, call kernel.Call, kind string) {
+	row := Row{
+		Entry: int(r.ledger.Len() - 1), Kind: kind, Agent: call.Agent, Tool: call.Tool,
+		Target: target(call), Verdict: res.Decision.Verdict, Class: res.Decision.BlastClass,
+		Reason: res.Decision.Reason, Executed: res.Executed, Duration: res.Duration,
+	}
+	if strings.HasPrefix(kind, "canary ") {
+		row.Kind, row.Canary = "canary", strings.TrimPrefix(kind, "canary ")
+	}
+	if res.Entry.Kind() == canon.Object {
+		// What was recorded is what is shown.
+		if v, ok := res.Entry.Get(kernel.FieldVerdict); ok {
+			row.Verdict, _ = v.AsString()
+		}
+		if v, ok := res.Entry.Get(kernel.FieldBlastClass); ok {
+			row.Class, _ = v.AsString()
+		}
+		if v, ok := res.Entry.Get(kernel.FieldReason); ok {
+			row.Reason, _ = v.AsString()
+		}
+	} else {
+		r.fatal = errors.Join(r.fatal, fmt.Errorf("entry for %s %s was not recorded: %v", call.Agent, call.Tool, res.Err))
+	}
+	if call.Tool == kernel.ToolRunCmd && res.Executed {
+		row.Exit = fmt.Sprint(res.ExitCode)
+		if res.Killed != "" {
+			row.Exit = "killed: " + res.Killed
+		}
+		row.Output = tailLines(res.Output, 40)
+	}
+	if res.Err != nil && res.Executed {
+		row.Err = res.Err.Error()
+	}
+	r.rows = append(r.rows, row)
+	r.logRow(row, res)
+}
+
+// markRows fills Held/OK by kernel.Assess's per-entry rules, for display
+// (the outcome itself is Assess's). A canary contradicted by a host check
+// did not hold.
+func (r *runner) markRows() {
+	for i := range r.rows {
+		row := &r.rows[i]
+		switch row.Kind {
+		case "canary":
+			row.Held = canaryHeld(*row, r.cfg.DryRun)
+			for _, o := range r.observations {
+				if o.canary == row.Canary {
+					row.Held = false
+				}
+			}
+		case "step", "verify":
+			row.OK = row.Executed && row.Err == "" && (row.Tool != kernel.ToolRunCmd || row.Exit == "0")
+		}
+	}
+}
+
+// canaryHeld: refused by the gate, or a jail canary that ran and reported
+// the escape blocked (exit 0).
+func canaryHeld(row Row, dryRun bool) bool {
+	if row.Verdict == kernel.VerdictBlock {
+		return true
+	}
+	return !dryRun && strings.HasPrefix(row.Canary, kernel.JailCanaryPrefix) && row.Executed && row.Exit == "0" && row.Err == ""
+}
+
+// target is what a row shows of a call: the command, the path, or the
+// parameters.
+func target(call kernel.Call) string {
+	switch call.Tool {
+	case kernel.ToolRunCmd:
+		if s, ok := call.Params["cmd"].(string); ok {
+			return s
+		}
+	case kernel.ToolReadFile, kernel.ToolWriteFile:
+		if s, ok := call.Params["path"].(string); ok {
+			return s
+		}
+	}
+	v := canon.Obj()
+	for k, x := range call.Params {
+		v = v.With(k, canon.Str(fmt.Sprint(x)))
+	}
+	return v.String()
+}
+
+// persist builds, writes and re-verifies the receipt.
+func (r *runner) persist(res *Result, entries []canon.Value, gov kernel.Governance, a kernel.Assessment, pol *kernel.Policy) error {
+	now := time.Now
+	if r.opt.Now != nil {
+		now = r.opt.Now
+	}
+	rc, err := kernel.BuildReceipt(kernel.ReceiptInput{
+		Producer: r.cfg.Producer, SessionID: r.cfg.SessionID, Model: r.cfg.Model, Task: r.cfg.Task,
+		Outcome: a.Outcome, Entries: entries,
+		Provenance: provenance(r.opt.Getenv, r.jailName, pol.SHA256(), r.gate.Sandbox()),
+		Extra:      []canon.Member{canon.M(kernel.RFieldGovernance, gov.Value(a))},
+		Now:        now(),
+	})
+	if err != nil {
+		return err
+	}
+	path, err := kernel.Persist(res.ReceiptsDir, rc)
+	if err != nil {
+		return err
+	}
+	res.ReceiptID, res.ReceiptPath = rc.ID, path
+	return nil
+}
+
+// retireLedger removes the working ledger once the receipt on disk holds
+// the same chain: the receipt is the testimony from then on, and a ledger
+// that stays behind marks an unfinished run.
+func (r *runner) retireLedger(res *Result) error {
+	rc, err := kernel.VerifyReceiptFile(res.ReceiptPath)
+	if err != nil {
+		return err
+	}
+	if rc.Chain.Head != r.ledger.Head() || rc.Chain.Entries != r.ledger.Len() {
+		return fmt.Errorf("the receipt's chain (%d entries, head %s) is not the ledger's (%d, %s)", rc.Chain.Entries, rc.Chain.Head, r.ledger.Len(), r.ledger.Head())
+	}
+	if err := r.ledger.Close(); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	if err := os.Remove(res.LedgerPath); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	res.LedgerPath = ""
+	return nil
+}
+
+// provenance binds the receipt to the run that wrote it. Keys whose value
+// the environment does not give are left out rather than recorded empty.
+func provenance(getenv Getenv, jailName, policySHA, sandbox string) canon.Value {
+	var ms []canon.Member
+	add := func(k, v string) {
+		if v != "" {
+			ms = append(ms, canon.M(k, canon.Str(v)))
+		}
+	}
+	add(kernel.ProvRepository, getenv("GITHUB_REPOSITORY"))
+	add(kernel.ProvCommit, getenv("GITHUB_SHA"))
+	add(kernel.ProvRef, getenv("GITHUB_REF"))
+	add(kernel.ProvWorkflow, getenv("GITHUB_WORKFLOW"))
+	add(kernel.ProvRunID, getenv("GITHUB_RUN_ID"))
+	add(kernel.ProvRunAttempt, getenv("GITHUB_RUN_ATTEMPT"))
+	add(kernel.ProvJob, getenv("GITHUB_JOB"))
+	add(kernel.ProvRunnerOS, getenv("RUNNER_OS"))
+	add("event", getenv("GITHUB_EVENT_NAME"))
+	add("actor", getenv("GITHUB_ACTOR"))
+	ms = append(ms, canon.M(kernel.ProvJail, canon.Str(jailName)))
+	ms = append(ms, canon.M(kernel.ProvPolicySHA256, canon.Str(policySHA)))
+	ms = append(ms, canon.M(kernel.ProvTool, canon.Str(ToolName)))
+	ms = append(ms, canon.M(kernel.ProvToolVersion, canon.Str(version.Version)))
+	ms = append(ms, canon.M("sandbox", canon.Str(sandbox)))
+	ms = append(ms, canon.M("host", canon.Str(runtime.GOOS+"/"+runtime.GOARCH)))
+	ms = append(ms, canon.M("runtime", canon.Str(runtime.Version())))
+	return canon.Obj(ms...)
+}
+
+func (r *runner) summaryData(res *Result, gov kernel.Governance) *SummaryData {
+	onBlock := "fail"
+	if r.cfg.OnBlockContinue {
+		onBlock = "continue"
+	}
+	a := res.Assessment
+	d := &SummaryData{
+		Outcome: res.Outcome, Reasons: a.Reasons, Rows: r.rows,
+		Jail: r.jailName, NoJailReason: r.noJailReason, Unjailed: gov.Unjailed, DryRun: gov.DryRun,
+		OnBlock: onBlock, PolicySHA256: gov.PolicySHA256, VerifyCommand: gov.VerifyCommand, JailCanaries: gov.JailCanaries,
+		Entries: a.Entries, Allowed: a.Allowed, Blocked: a.Blocked, ChainHead: res.ChainHead,
+		ReceiptsDir: res.ReceiptsDir,
+		Commit:      r.opt.Getenv("GITHUB_SHA"), Repository: r.opt.Getenv("GITHUB_REPOSITORY"), RunID: r.opt.Getenv("GITHUB_RUN_ID"),
+	}
+	d.ArtifactName, d.Upload = r.cfg.ArtifactName, r.cfg.UploadArtifact
+	if d.ArtifactName == "" && r.opt.Getenv("GITHUB_JOB") != "" {
+		d.ArtifactName = "deponent-receipts-" + r.opt.Getenv("GITHUB_JOB") + "-" + r.opt.Getenv("GITHUB_RUN_ATTEMPT")
+	}
+	return d
+}
+
+// DefaultExitCode maps a result to the process exit status: 0 only for
+// GOVERNED_PASS.
+func DefaultExitCode(res *Result) int {
+	if res != nil && res.Outcome == kernel.OutcomePass && res.ReceiptPath != "" {
+		return 0
+	}
+	return 1
+}

@@ -1,0 +1,291 @@
+package action
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/deponent-dev/deponent-action/pkg/kernel"
+)
+
+// Row is one ledger entry as the log and the job summary show it.
+type Row struct {
+	Entry    int    // index in the chain (kernel.Assess names entries by it)
+	Kind     string // "canary", "step", "verify", "check" (a harness observation)
+	Canary   string // the canary's name
+	Agent    string
+	Tool     string
+	Target   string // command, path, or the parameters of another tool
+	Verdict  string
+	Class    string
+	Reason   string
+	Executed bool
+	Exit     string // exit code, "killed: …", or "" when nothing ran
+	Duration time.Duration
+	Err      string
+	Held     bool // canaries: the canary was stopped
+	OK       bool // steps and verify: executed and succeeded
+	Output   []string
+	Source   string
+}
+
+// SummaryData is everything the job summary shows.
+type SummaryData struct {
+	Outcome       string
+	Reasons       []string
+	Rows          []Row
+	Jail          string // backend, "" when none was available
+	NoJailReason  string
+	Unjailed      bool
+	DryRun        bool
+	OnBlock       string
+	PolicySHA256  string
+	VerifyCommand string
+	JailCanaries  bool
+	Entries       int64
+	Allowed       int64
+	Blocked       int64
+	ChainHead     string
+	ReceiptID     string
+	ReceiptPath   string
+	ReceiptsDir   string
+	ReceiptErr    string
+	Commit        string
+	Repository    string
+	RunID         string
+	ArtifactName  string
+	Upload        bool // the receipts are uploaded as artifact ArtifactName
+}
+
+// maxSummaryRows keeps the job summary under GitHub's 1 MiB cap; the
+// receipt holds every entry.
+const maxSummaryRows = 500
+
+// RenderSummary renders the job summary in GitHub-flavoured Markdown.
+// Every value that came from the agent, the plan or the environment goes
+// through mdCell or mdCode.
+func RenderSummary(d *SummaryData) string {
+	var b strings.Builder
+	icon := map[string]string{kernel.OutcomePass: "✅", kernel.OutcomeFail: "❌", kernel.OutcomeDryRun: "⚠️"}[d.Outcome]
+	if icon == "" {
+		icon = "❌"
+	}
+	fmt.Fprintf(&b, "## %s Deponent: %s\n\n", icon, mdCell(d.Outcome, 40))
+	switch d.Outcome {
+	case kernel.OutcomePass:
+		b.WriteString("Every action went through the gate and was recorded; every canary was stopped; every executed step succeeded")
+		if d.VerifyCommand != "" {
+			b.WriteString("; the out-of-band verify-command passed")
+		}
+		b.WriteString(".\n\n")
+	case kernel.OutcomeDryRun:
+		b.WriteString("Dry run: every action was gated and recorded, **nothing was executed**, so nothing about its effect is proven.\n\n")
+	}
+	if len(d.Reasons) > 0 {
+		b.WriteString("**Why not GOVERNED_PASS:**\n\n")
+		for _, r := range d.Reasons {
+			fmt.Fprintf(&b, "- %s\n", mdCell(r, 300))
+		}
+		b.WriteString("\n")
+	}
+	if d.ReceiptErr != "" {
+		fmt.Fprintf(&b, "**No receipt was written:** %s\n\n", mdCell(d.ReceiptErr, 500))
+	}
+
+	jailText := mdCode(d.Jail)
+	switch {
+	case d.Jail == "":
+		jailText = "**none available — every command was refused (fail closed)**"
+		if d.DryRun {
+			jailText = "none available (dry run: nothing executed)"
+		}
+		if d.NoJailReason != "" {
+			jailText += ": " + mdCell(d.NoJailReason, 300)
+		}
+	case d.Unjailed:
+		jailText = "`none` — **commands ran UNJAILED** (gate-only, allow-unjailed)"
+	}
+	b.WriteString("| | |\n|---|---|\n")
+	fmt.Fprintf(&b, "| jail | %s |\n", jailText)
+	fmt.Fprintf(&b, "| policy sha256 | %s |\n", mdCode(d.PolicySHA256))
+	fmt.Fprintf(&b, "| entries | %d (%d allowed, %d blocked) |\n", d.Entries, d.Allowed, d.Blocked)
+	fmt.Fprintf(&b, "| on-block | %s |\n", mdCode(d.OnBlock))
+	fmt.Fprintf(&b, "| chain head | %s |\n", mdCode(d.ChainHead))
+	if d.ReceiptID != "" {
+		fmt.Fprintf(&b, "| receipt | %s |\n", mdCode(d.ReceiptID))
+	}
+	b.WriteString("\n")
+
+	b.WriteString("### Actions\n\n")
+	b.WriteString("| entry | agent | tool | command / path | verdict | class | exit | duration |\n")
+	b.WriteString("|---:|---|---|---|---|---|---:|---:|\n")
+	for i, r := range d.Rows {
+		if i == maxSummaryRows {
+			fmt.Fprintf(&b, "\n… %d more entries are in the receipt.\n", len(d.Rows)-maxSummaryRows)
+			break
+		}
+		verdict := r.Verdict
+		if verdict == kernel.VerdictBlock {
+			verdict = "🛑 BLOCK"
+		}
+		tgt := r.Target
+		if r.Kind == "canary" && strings.HasPrefix(r.Canary, kernel.JailCanaryPrefix) {
+			tgt = shortCmd(tgt) // the probe's program is in the log and the receipt
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n",
+			r.Entry, mdCell(r.Agent, 40), mdCell(r.Tool, 40), mdCell(tgt, 120), verdict,
+			mdCell(r.Class, 60), mdCell(dash(r.Exit), 40), duration(r))
+	}
+	b.WriteString("\n")
+
+	b.WriteString("### Canaries\n\n")
+	var canaries []Row
+	for _, r := range d.Rows {
+		if r.Kind == "canary" || r.Kind == "check" {
+			canaries = append(canaries, r)
+		}
+	}
+	if len(canaries) == 0 {
+		b.WriteString("Canaries were not run (canaries: false).\n\n")
+	} else {
+		b.WriteString("Rogue actions the harness attempted before the agent's steps; each must be stopped — by the gate, or for `jail-` canaries by the jail.\n\n")
+		b.WriteString("| canary | verdict | result |\n|---|---|---|\n")
+		for _, r := range canaries {
+			res := "❌ **not stopped**"
+			switch {
+			case r.Kind == "check":
+				res = "❌ **escape observed on the host**: " + mdCell(r.Err, 200)
+			case r.Held && r.Verdict == kernel.VerdictBlock:
+				res = "✅ blocked by the gate: " + mdCell(r.Class, 60)
+			case r.Held:
+				res = "✅ contained by the jail"
+			case d.DryRun:
+				res = "⚠️ not executed (dry run)"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCell(r.Canary, 40), r.Verdict, res)
+		}
+		if !d.JailCanaries {
+			b.WriteString("\nThe jail's own canaries did not run (no real jail was active, a dry run, or python3 was unavailable): only the gate was tested.\n")
+		}
+		b.WriteString("\n")
+	}
+
+	b.WriteString("### Out-of-band verification\n\n")
+	if d.VerifyCommand == "" {
+		b.WriteString("No `verify-command` was configured: the run's success rests on the agent's own steps.\n\n")
+	} else {
+		var v *Row
+		for i := range d.Rows {
+			if d.Rows[i].Kind == "verify" {
+				v = &d.Rows[i]
+			}
+		}
+		res := "❌ did not run"
+		if v != nil {
+			switch {
+			case v.OK:
+				res = "✅ passed (exit 0)"
+			case v.Verdict == kernel.VerdictBlock:
+				res = "❌ blocked: " + mdCell(v.Reason, 200)
+			case !v.Executed:
+				res = "⚠️ not executed"
+			default:
+				res = "❌ failed: " + mdCell(firstNonEmpty(v.Err, "exit "+v.Exit), 200)
+			}
+		}
+		fmt.Fprintf(&b, "The harness ran %s itself, gated and jailed, after the agent's steps: %s\n\n", mdCode(d.VerifyCommand), res)
+	}
+
+	b.WriteString("### Verify offline\n\n")
+	b.WriteString("The ledger is a sha256 hash chain: tamper-evident, **not signed**. The receipt's `signature` is a content hash; it proves the receipt was not edited after it was written, not who wrote it.\n\n")
+	if d.ReceiptID != "" {
+		dir := "receipts"
+		b.WriteString("```sh\n")
+		if d.Upload && d.RunID != "" && d.ArtifactName != "" && safeShellWord(d.RunID) && safeShellWord(d.ArtifactName) {
+			fmt.Fprintf(&b, "gh run download %s -n %s -D %s\n", d.RunID, d.ArtifactName, dir)
+		}
+		args := ""
+		if safeShellWord(d.Commit) && d.Commit != "" {
+			args += " --expect-commit " + d.Commit
+		}
+		if safeShellWord(d.Repository) && d.Repository != "" {
+			args += " --expect-repo " + d.Repository
+		}
+		fmt.Fprintf(&b, "deponent-verify --require-outcome GOVERNED_PASS%s %s\n", args, dir)
+		b.WriteString("```\n")
+	}
+	return b.String()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+func duration(r Row) string {
+	if !r.Executed {
+		return "–"
+	}
+	return r.Duration.Round(time.Millisecond).String()
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// safeShellWord: only characters that need no quoting.
+func safeShellWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._-/:@+=", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// mdCell renders untrusted text as inert Markdown for a table cell: cut to
+// max characters; line breaks shown as ⏎ and other control characters
+// escaped; &, < and > as entities (no HTML); every Markdown punctuation
+// character backslash-escaped, "|" included, so the text can neither end
+// the cell nor format, link or embed anything.
+func mdCell(s string, max int) string {
+	s = clip(oneLine(s), max)
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '&':
+			b.WriteString("&amp;")
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '\\', '`', '*', '_', '{', '}', '[', ']', '(', ')', '#', '+', '-', '.', '!', '|', '~', '"', '\'', ':', '@', '$', '%', '^', '=':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// mdCode renders a value the harness knows to be tame (a backend name, a
+// hash, a receipt id) as inline code; anything unexpected falls back to
+// mdCell.
+func mdCode(s string) string {
+	if s == "" {
+		return "–"
+	}
+	if strings.ContainsAny(s, "`|\\\r\n<>&") || len(s) > 200 {
+		return mdCell(s, 200)
+	}
+	return "`" + s + "`"
+}
