@@ -344,14 +344,19 @@ func isHexHash[T string | []byte](s T) bool {
 	if len(s) != 64 {
 		return false
 	}
+	ok := true
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
+		ok = ok && lowerHex[s[i]] // no early exit: the loop stays branch-free
 	}
-	return true
+	return ok
 }
+
+var lowerHex = func() (t [256]bool) {
+	for _, c := range "0123456789abcdef" {
+		t[c] = true
+	}
+	return t
+}()
 
 // Err returns why the ledger refuses appends (an earlier write failed, or it
 // was closed), or nil.
