@@ -71,14 +71,28 @@ func appendValue(dst []byte, v Value, sorted bool, indent string, level int) []b
 }
 
 func appendObject(dst []byte, ms []Member, sorted bool, indent string, level int, omit []string) []byte {
-	order := ms
+	// Sort indices, not members: a Member is large, and an index array of a
+	// typical object fits on the stack.
+	var buf [32]int
+	idx := buf[:0]
+	for i := range ms {
+		idx = append(idx, i)
+	}
 	if sorted && !slices.IsSortedFunc(ms, cmpMember) {
-		order = slices.Clone(ms)
-		slices.SortFunc(order, cmpMember)
+		if len(idx) <= len(buf) {
+			for i := 1; i < len(idx); i++ {
+				for j := i; j > 0 && ms[idx[j]].Key < ms[idx[j-1]].Key; j-- {
+					idx[j], idx[j-1] = idx[j-1], idx[j]
+				}
+			}
+		} else {
+			slices.SortFunc(idx, func(a, b int) int { return strings.Compare(ms[a].Key, ms[b].Key) })
+		}
 	}
 	dst = append(dst, '{')
 	n := 0
-	for _, m := range order {
+	for _, i := range idx {
+		m := &ms[i]
 		if len(omit) > 0 && slices.Contains(omit, m.Key) {
 			continue
 		}
