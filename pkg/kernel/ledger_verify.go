@@ -425,7 +425,7 @@ func readBatches(r io.Reader, work, order chan<- *batch, free chan []byte, stop 
 		select {
 		case buf = <-free:
 		default:
-			buf = make([]byte, 0, batchBytes+MaxLedgerLine)
+			buf = make([]byte, 0, 64<<10) // grows to a batch as needed; reused after
 		}
 		buf = append(buf, carry...)
 		carry = carry[:0]
@@ -487,8 +487,11 @@ func nonEmpty(b []byte) []byte {
 	return b
 }
 
+// slicesGrow makes room for n more bytes, doubling, but never past what
+// one batch can need (a full batch plus one line at the cap plus one read).
 func slicesGrow(b []byte, n int) []byte {
-	nb := make([]byte, len(b), 2*cap(b)+n)
+	c := min(2*cap(b)+n, batchBytes+MaxLedgerLine+2*n)
+	nb := make([]byte, len(b), max(c, len(b)+n))
 	copy(nb, b)
 	return nb
 }
