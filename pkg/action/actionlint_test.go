@@ -192,9 +192,7 @@ func TestActionlint(t *testing.T) {
 	p.write(".github/workflows/zz-uses-local.yml", usageWorkflow())
 	p.write(".github/workflows/zz-composite.yml", compositeAsWorkflow(t, p.yaml["action.yml"]))
 	files = append(files, ".github/workflows/zz-uses-local.yml", ".github/workflows/zz-composite.yml")
-	if _, err := exec.LookPath("shellcheck"); err != nil {
-		t.Logf("NOTE: shellcheck is not installed, so actionlint does not check the run: scripts here (CI runners have it)")
-	}
+	requireShellcheck(t)
 	code, out := p.lint(files...)
 	t.Logf("actionlint %s:\n%s", strings.Join(files, " "), out)
 	assert.Equal(t, 0, code, "actionlint found problems:\n%s", out)
@@ -253,7 +251,7 @@ func TestActionlintReadsActionYML(t *testing.T) {
 		assert.NotContains(t, out, "could not parse action metadata", "this is why the test builds a project with .git")
 	})
 	t.Run("shell bug in the composite's script", func(t *testing.T) {
-		if _, err := exec.LookPath("shellcheck"); err != nil {
+		if !requireShellcheck(t) {
 			t.Skip("shellcheck is not installed: actionlint checks no scripts here")
 		}
 		p := newLintProject(t, bin)
@@ -402,4 +400,19 @@ func yamlBlock(section, key string) string {
 		return b.String()
 	}
 	return ""
+}
+
+// requireShellcheck reports whether shellcheck is installed; actionlint
+// checks run: scripts only with it. Without it the scripts go unchecked,
+// which is a failure when DEPONENT_REQUIRE_ACTIONLINT=1 (CI).
+func requireShellcheck(t *testing.T) bool {
+	t.Helper()
+	if _, err := exec.LookPath("shellcheck"); err != nil {
+		if os.Getenv(requireActionlintEnv) == "1" {
+			t.Fatalf("%s=1 but shellcheck is not installed, so actionlint would not check the run: scripts (apt-get install shellcheck)", requireActionlintEnv)
+		}
+		t.Logf("NOTE: shellcheck is not installed, so actionlint does not check the run: scripts here")
+		return false
+	}
+	return true
 }
