@@ -403,6 +403,13 @@ func TestLedgerAnchors(t *testing.T) {
 	assertFail(t, run(t, nil, nil, "--expect-len", "100", cut), "chain: length-mismatch: 99 entries, expected 100")
 	assertFail(t, run(t, nil, nil, "--expect-head", head, cut), "chain: head-mismatch")
 
+	// An empty ledger is a consistent chain that proves nothing: it fails
+	// unless emptiness is what the caller expects.
+	empty := filepath.Join(dir, "empty.jsonl")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	assertFail(t, run(t, nil, nil, empty), "empty ledger: no entries to verify")
+	assertOK(t, run(t, nil, nil, "--expect-len", "0", empty))
+
 	// Entry-level policies apply to a ledger's lines.
 	unjailed := filepath.Join(dir, "unjailed.jsonl")
 	verifytest.Ledger(t, unjailed, 10, func(i int) kernel.Record {

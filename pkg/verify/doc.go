@@ -131,7 +131,8 @@
 // receipts' business and the ledger is checked against them instead.
 // --require-jailed and --max-blocked apply to a ledger's entries, and the
 // anchors to every bare ledger. Bare ledgers are verified from the genesis
-// "GENESIS".
+// "GENESIS". An empty bare ledger is a consistent chain that proves
+// nothing, so it fails unless --expect-len 0 says emptiness is expected.
 //
 // # Caps (bounded memory)
 //

@@ -39,6 +39,12 @@ func checkLedger(it *Item, rd io.Reader, o *Options, standalone bool) {
 		it.fail(where, "%s: %s", b.Kind, b.Detail)
 		return
 	}
+	if rep.Entries == 0 && !o.CheckLen {
+		// An empty chain is consistent, and proves nothing: an empty or
+		// emptied file must not pass unless emptiness is what is expected.
+		it.fail("", "empty ledger: no entries to verify (pass --expect-len 0 if an empty chain is expected)")
+		return
+	}
 	it.Verified = true
 	if fs := o.receiptOnly(); len(fs) > 0 && standalone {
 		it.fail("", "%s: a bare ledger records no outcome and no provenance; pass the receipt", strings.Join(fs, ", "))
