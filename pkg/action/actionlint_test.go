@@ -192,6 +192,16 @@ func TestActionlint(t *testing.T) {
 	p.write(".github/workflows/zz-uses-local.yml", usageWorkflow())
 	p.write(".github/workflows/zz-composite.yml", compositeAsWorkflow(t, p.yaml["action.yml"]))
 	files = append(files, ".github/workflows/zz-uses-local.yml", ".github/workflows/zz-composite.yml")
+	// The workflows the README shows, as published and against ./action.yml.
+	readme, err := os.ReadFile(filepath.Join(moduleRoot, "README.md"))
+	require.NoError(t, err)
+	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
+	require.NotEmpty(t, blocks, "the README shows a workflow")
+	for i, b := range blocks {
+		name := fmt.Sprintf(".github/workflows/zz-readme-%d.yml", i)
+		p.write(name, strings.ReplaceAll(b[1], "deponent-dev/deponent-action@v1", "./"))
+		files = append(files, name)
+	}
 	requireShellcheck(t)
 	code, out := p.lint(files...)
 	t.Logf("actionlint %s:\n%s", strings.Join(files, " "), out)
