@@ -85,7 +85,13 @@ func actionFields(t *testing.T, section string) []field {
 // readmeTable reads the Markdown table under a README heading.
 func readmeTable(t *testing.T, heading string) [][]string {
 	t.Helper()
-	sc := bufio.NewScanner(strings.NewReader(read(t, "README.md")))
+	return docTable(t, "README.md", heading)
+}
+
+// docTable reads the first Markdown table under a heading of a document.
+func docTable(t *testing.T, file, heading string) [][]string {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(read(t, file)))
 	var rows [][]string
 	in := false
 	for sc.Scan() {
@@ -97,19 +103,33 @@ func readmeTable(t *testing.T, heading string) [][]string {
 		if !in || !strings.HasPrefix(l, "|") {
 			continue
 		}
-		// Split on unescaped pipes.
-		cells := regexp.MustCompile(`\s*(?:^|[^\\])\|\s*`).Split(" "+l+" ", -1)
-		var row []string
-		for _, c := range cells[1 : len(cells)-1] {
-			row = append(row, strings.ReplaceAll(strings.TrimSpace(c), `\|`, "|"))
-		}
-		if strings.HasPrefix(row[0], "---") || row[0] == "input" || row[0] == "output" {
+		row := splitRow(l)
+		if strings.Trim(row[0], "-: ") == "" || row[0] == "input" || row[0] == "output" {
 			continue
 		}
 		rows = append(rows, row)
 	}
-	require.NotEmpty(t, rows, "no table under ## %s", heading)
+	require.NotEmpty(t, rows, "no table under ## %s in %s", heading, file)
 	return rows
+}
+
+// splitRow splits a Markdown table row on its unescaped pipes.
+func splitRow(l string) []string {
+	var cells []string
+	var cur strings.Builder
+	for i := 0; i < len(l); i++ {
+		switch {
+		case l[i] == '\\' && i+1 < len(l) && l[i+1] == '|':
+			cur.WriteByte('|')
+			i++
+		case l[i] == '|':
+			cells = append(cells, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		default:
+			cur.WriteByte(l[i])
+		}
+	}
+	return cells[1:] // the text before the first pipe
 }
 
 func unticked(s string) string { return strings.Trim(s, "`") }
@@ -141,6 +161,29 @@ func TestReadmeOutputsMatchActionYML(t *testing.T) {
 	for i, f := range want {
 		assert.Equal(t, f.name, unticked(rows[i][0]))
 		assert.Equal(t, f.desc, rows[i][1], "description of %s", f.name)
+	}
+}
+
+// TestActionReferenceMatchesActionYML: the detailed reference lists the
+// same inputs, in order, with the same defaults, and the same outputs (its
+// descriptions say more than action.yml's, on purpose).
+func TestActionReferenceMatchesActionYML(t *testing.T) {
+	in := actionFields(t, "inputs")
+	rows := docTable(t, "docs/action-reference.md", "Inputs")
+	require.Len(t, rows, len(in))
+	for i, f := range in {
+		assert.Equal(t, f.name, unticked(rows[i][0]))
+		def := unticked(rows[i][1])
+		if def == "—" {
+			def = ""
+		}
+		assert.Equal(t, f.def, def, "default of %s", f.name)
+	}
+	out := actionFields(t, "outputs")
+	rows = docTable(t, "docs/action-reference.md", "Outputs")
+	require.Len(t, rows, len(out))
+	for i, f := range out {
+		assert.Equal(t, f.name, unticked(rows[i][0]))
 	}
 }
 
