@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"sort"
 	"testing"
 )
 
@@ -84,5 +85,25 @@ func BenchmarkDecideReadFile(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		g.Decide("read_file", params)
+	}
+}
+
+// BenchmarkDecideHostile: one decision on each pathological input at the
+// size cap (see pathologicalInputs).
+func BenchmarkDecideHostile(b *testing.B) {
+	g := newTestGate(b, nil)
+	inputs := pathologicalInputs()
+	names := make([]string, 0, len(inputs))
+	for name := range inputs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		params := map[string]any{"cmd": inputs[name]}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				g.Decide("run_cmd", params)
+			}
+		})
 	}
 }
