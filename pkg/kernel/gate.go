@@ -406,6 +406,12 @@ func (g *Gate) decideFile(p string, write bool) Decision {
 				", a control, invisible, bidirectional or look-alike character: the name shown would not be the name used")
 		}
 	}
+	if strings.HasPrefix(p, "~") || strings.Contains(p, "$") {
+		// Nothing expands these, but whoever wrote them meant a home
+		// directory or a variable, which is outside the sandbox by intent.
+		// Refuse the ambiguity rather than create a directory named "~".
+		return block(escape, "path escapes sandbox: '"+shown(p)+"' (a home or variable reference; file tools expand nothing: name the file relative to the sandbox)")
+	}
 	rel, perr := resolveIn(g.sandbox, p)
 	if perr != nil {
 		return block(escape, "path escapes sandbox: '"+shown(p)+"' ("+perr.detail()+")")
