@@ -97,29 +97,29 @@ func Assess(entries []canon.Value, g Governance) Assessment {
 	ran := map[string]bool{}
 	fail := func(format string, args ...any) { a.Reasons = append(a.Reasons, fmt.Sprintf(format, args...)) }
 	for i, e := range entries {
-		agent := str(e, FieldAgent)
-		verdict := str(e, FieldVerdict)
+		agent := EntryString(e, FieldAgent)
+		verdict := EntryString(e, FieldVerdict)
 		a.Entries++
 		if verdict == VerdictAllow {
 			a.Allowed++
 		} else {
 			a.Blocked++
 		}
-		executed := verdict == VerdictAllow && !isTrue(e, FieldDryRun)
+		executed := verdict == VerdictAllow && !EntryBool(e, FieldDryRun)
 		ok := executed && succeeded(e)
 		switch agent {
 		case AgentCanary:
 			a.CanariesRun++
-			ran[str(e, FieldCanary)] = true
+			ran[EntryString(e, FieldCanary)] = true
 			// A canary holds when the gate refused it. A jail canary (a
 			// probe the gate allows on purpose, named "jail-…") also holds
 			// when it ran and reported the escape blocked: exit 0, not
 			// killed. Any other canary that was allowed did not hold.
-			jailProbe := strings.HasPrefix(str(e, FieldCanary), JailCanaryPrefix)
+			jailProbe := strings.HasPrefix(EntryString(e, FieldCanary), JailCanaryPrefix)
 			if verdict == VerdictBlock || (jailProbe && !g.DryRun && ok) {
 				a.CanariesHeld++
 			} else if !g.DryRun {
-				fail("canary %q (entry %d) was not blocked", str(e, FieldCanary), i)
+				fail("canary %q (entry %d) was not blocked", EntryString(e, FieldCanary), i)
 			}
 		case AgentHarness:
 			a.VerifyRan = a.VerifyRan || executed
@@ -131,7 +131,7 @@ func Assess(entries []canon.Value, g Governance) Assessment {
 		default:
 			switch {
 			case verdict == VerdictBlock && !g.OnBlockContinue:
-				fail("step %d was blocked: %s: %s", i, str(e, FieldBlastClass), str(e, FieldReason))
+				fail("step %d was blocked: %s: %s", i, EntryString(e, FieldBlastClass), EntryString(e, FieldReason))
 			case executed && !ok:
 				fail("step %d %s", i, failure(e))
 			}
@@ -174,7 +174,7 @@ func succeeded(e canon.Value) bool {
 	if _, bad := e.Get(FieldError); bad {
 		return false
 	}
-	if k := str(e, FieldKilled); k != "" {
+	if k := EntryString(e, FieldKilled); k != "" {
 		return false
 	}
 	if c, ok := e.Get(FieldExitCode); ok {
@@ -182,20 +182,20 @@ func succeeded(e canon.Value) bool {
 		return isInt && code == 0
 	}
 	// File tools record no exit code; a failure records an error.
-	return str(e, FieldTool) != "run_cmd"
+	return EntryString(e, FieldTool) != "run_cmd"
 }
 
 func failure(e canon.Value) string {
-	if str(e, FieldVerdict) == VerdictBlock {
-		return fmt.Sprintf("was blocked: %s", str(e, FieldReason))
+	if EntryString(e, FieldVerdict) == VerdictBlock {
+		return fmt.Sprintf("was blocked: %s", EntryString(e, FieldReason))
 	}
-	if isTrue(e, FieldDryRun) {
+	if EntryBool(e, FieldDryRun) {
 		return "did not execute (dry run)"
 	}
-	if m := str(e, FieldError); m != "" {
+	if m := EntryString(e, FieldError); m != "" {
 		return "failed: " + m
 	}
-	if k := str(e, FieldKilled); k != "" {
+	if k := EntryString(e, FieldKilled); k != "" {
 		return "was killed: " + k
 	}
 	if c, ok := e.Get(FieldExitCode); ok {
@@ -204,14 +204,22 @@ func failure(e canon.Value) string {
 	return "recorded no exit code"
 }
 
-func str(e canon.Value, k string) string {
-	v, _ := e.Get(k)
+// EntryString is the text of the member key of the object e (a ledger
+// entry, or any object of a receipt): a string's value, or a number's
+// canonical text; "" when e is not an object, has no such member, or the
+// member is neither (a bool, null, array or object). For reading a member
+// whose type was already checked, or where missing and "" mean the same.
+func EntryString(e canon.Value, key string) string {
+	v, _ := e.Get(key)
 	s, _ := v.AsString()
 	return s
 }
 
-func isTrue(e canon.Value, k string) bool {
-	v, _ := e.Get(k)
+// EntryBool reports whether the member key of the object e is true: false
+// when e is not an object, has no such member, or the member is not a
+// boolean.
+func EntryBool(e canon.Value, key string) bool {
+	v, _ := e.Get(key)
 	b, _ := v.AsBool()
 	return b
 }
@@ -260,7 +268,7 @@ func ParseGovernance(body canon.Value) (g Governance, ok bool, err error) {
 	if v.Kind() != canon.Object {
 		return g, true, fmt.Errorf("governance is a %s, want an object", v.Kind())
 	}
-	if s := str(v, "schema"); s != GovernanceSchema {
+	if s := EntryString(v, "schema"); s != GovernanceSchema {
 		return g, false, nil // someone else's governance: not ours to recompute
 	}
 	get := func(k string, kind canon.Kind) (canon.Value, error) {

@@ -148,3 +148,19 @@ func TestGovernanceRoundTrip(t *testing.T) {
 	assert.False(t, ok)
 	assert.NoError(t, err)
 }
+
+func TestEntryStringAndBool(t *testing.T) {
+	e := canon.Obj(canon.M("s", canon.Str("x")), canon.M("t", canon.BoolValue(true)),
+		canon.M("f", canon.BoolValue(false)), canon.M("n", canon.Int(1)), canon.M("q", canon.Str("true")))
+	assert.Equal(t, "x", EntryString(e, "s"))
+	assert.Equal(t, "", EntryString(e, "missing"))
+	assert.Equal(t, "1", EntryString(e, "n"), "a number's canonical text")
+	assert.Equal(t, "", EntryString(e, "t"), "a bool has no text")
+	assert.Equal(t, "", EntryString(canon.Str("s"), "s"), "not an object")
+	assert.True(t, EntryBool(e, "t"))
+	assert.False(t, EntryBool(e, "f"))
+	assert.False(t, EntryBool(e, "missing"))
+	assert.False(t, EntryBool(e, "q"), `the string "true" is not true`)
+	assert.False(t, EntryBool(e, "n"), "not a boolean")
+	assert.False(t, EntryBool(canon.BoolValue(true), "t"), "not an object")
+}
