@@ -1,0 +1,25 @@
+package benchmem
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+var sink []byte
+
+func TestPeak(t *testing.T) {
+	ran := false
+	mapped, resident := Peak(func() {
+		ran = true
+		sink = make([]byte, 64<<20)
+		for i := range sink {
+			sink[i] = 1 // touch every page, so that it is resident
+		}
+	})
+	sink = nil
+	assert.True(t, ran)
+	assert.GreaterOrEqual(t, mapped, 64.0, "a 64 MB allocation is seen")
+	assert.GreaterOrEqual(t, resident, 64.0)
+	assert.LessOrEqual(t, resident, mapped)
+}
