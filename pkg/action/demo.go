@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/deponent-dev/deponent-action/internal/textsafe"
 	"github.com/deponent-dev/deponent-action/pkg/jail"
 	"github.com/deponent-dev/deponent-action/pkg/kernel"
 	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
@@ -83,14 +84,14 @@ func RunDemo(ctx context.Context, cfg *Config, opt Options) int {
 		fmt.Fprintln(out)
 		fmt.Fprintln(out, "!! NO JAIL IS AVAILABLE HERE — running as a DRY RUN: every action is gated and")
 		fmt.Fprintln(out, "!! recorded, NOTHING is executed (nothing ever runs unjailed by default).")
-		fmt.Fprintf(out, "!! why: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(out, "!! why: %s\n", textsafe.OneLine(err.Error()))
 	}
 	fmt.Fprintln(out)
 
 	opt.Steps, opt.Quiet = steps, true
 	res, err := Run(ctx, cfg, opt)
 	if err != nil {
-		fmt.Fprintf(out, "demo: %v\n", oneLine(err.Error()))
+		fmt.Fprintf(out, "demo: %v\n", textsafe.OneLine(err.Error()))
 		return ExitFail
 	}
 
@@ -108,11 +109,11 @@ func RunDemo(ctx context.Context, cfg *Config, opt Options) int {
 	} else {
 		fmt.Fprintln(out, "demo: NOT as designed:")
 		for _, p := range problems {
-			fmt.Fprintf(out, "  - %s\n", oneLine(p))
+			fmt.Fprintf(out, "  - %s\n", textsafe.OneLine(p))
 		}
 	}
 	if res.ReceiptPath != "" {
-		fmt.Fprintf(out, "receipt: %s\n", oneLine(res.ReceiptPath))
+		fmt.Fprintf(out, "receipt: %s\n", textsafe.OneLine(res.ReceiptPath))
 		if len(problems) == 0 {
 			fmt.Fprintf(out, "         re-verified from disk by the verifier's code: %d entries re-linked,\n         content hash and outcome recomputed\n", res.Assessment.Entries)
 		}

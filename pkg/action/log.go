@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deponent-dev/deponent-action/internal/textsafe"
 	"github.com/deponent-dev/deponent-action/internal/version"
 	"github.com/deponent-dev/deponent-action/pkg/jail"
 	"github.com/deponent-dev/deponent-action/pkg/kernel"
@@ -16,7 +17,7 @@ import (
 func (r *runner) header(receipts, ledgerPath string, pol *kernel.Policy) {
 	p := r.rep
 	p.printf("Deponent %s — governed run", version.Version)
-	p.printf("  sandbox   %s", oneLine(r.gate.Sandbox()))
+	p.printf("  sandbox   %s", textsafe.OneLine(r.gate.Sandbox()))
 	switch {
 	case r.jailName == "" && r.cfg.DryRun:
 		p.printf("  jail      none available (dry run: nothing executes)")
@@ -29,12 +30,12 @@ func (r *runner) header(receipts, ledgerPath string, pol *kernel.Policy) {
 	}
 	pname := "built-in coding-agent policy"
 	if r.cfg.PolicyPath != "" {
-		pname = oneLine(r.cfg.PolicyPath)
+		pname = textsafe.OneLine(r.cfg.PolicyPath)
 	}
 	p.printf("  policy    %s (sha256 %s)", pname, shortHash(pol.SHA256()))
-	p.printf("  receipts  %s", oneLine(receipts))
+	p.printf("  receipts  %s", textsafe.OneLine(receipts))
 	if !r.quiet {
-		p.printf("  ledger    %s (until the receipt holds its chain)", oneLine(ledgerPath))
+		p.printf("  ledger    %s (until the receipt holds its chain)", textsafe.OneLine(ledgerPath))
 	}
 }
 
@@ -94,7 +95,7 @@ func (r *runner) logRow(row Row, res kernel.ActResult) {
 	}
 	failed := row.Kind != "canary" && row.Kind != "check" && row.Verdict == kernel.VerdictAllow && row.Executed &&
 		(row.Err != "" || (row.Tool == kernel.ToolRunCmd && row.Exit != "0"))
-	title := fmt.Sprintf("  #%-3d %s%-5s  %-10s %s → %s", row.Entry, status, verdict, clip(row.Tool, 10), clip(oneLine(tgt), 60), result)
+	title := fmt.Sprintf("  #%-3d %s%-5s  %-10s %s → %s", row.Entry, status, verdict, textsafe.Clip(row.Tool, 10), textsafe.Clip(textsafe.OneLine(tgt), 60), result)
 	verbose := failed || (row.Kind == "canary" && !canaryHeld(row, r.cfg.DryRun) && !r.cfg.DryRun) || row.Kind == "check" ||
 		(row.Kind != "canary" && row.Verdict == kernel.VerdictBlock)
 	if r.rep.gh {
@@ -107,29 +108,29 @@ func (r *runner) logRow(row Row, res kernel.ActResult) {
 		ind := "        "
 		if r.rep.gh {
 			ind = ""
-			fmt.Fprintf(w, "%sagent:    %s\n", ind, oneLine(row.Agent))
-			fmt.Fprintf(w, "%stool:     %s\n", ind, oneLine(row.Tool))
-			tl := strings.Split(strings.ReplaceAll(clip(row.Target, 4000), "\r\n", "\n"), "\n")
+			fmt.Fprintf(w, "%sagent:    %s\n", ind, textsafe.OneLine(row.Agent))
+			fmt.Fprintf(w, "%stool:     %s\n", ind, textsafe.OneLine(row.Tool))
+			tl := strings.Split(strings.ReplaceAll(textsafe.Clip(row.Target, 4000), "\r\n", "\n"), "\n")
 			if len(tl) == 1 {
-				fmt.Fprintf(w, "target:   %s\n", oneLine(tl[0]))
+				fmt.Fprintf(w, "target:   %s\n", textsafe.OneLine(tl[0]))
 			} else {
 				fmt.Fprintf(w, "target:\n")
 				for _, l := range tl {
-					fmt.Fprintf(w, "  | %s\n", oneLine(l))
+					fmt.Fprintf(w, "  | %s\n", textsafe.OneLine(l))
 				}
 			}
 			if row.Source != "" {
-				fmt.Fprintf(w, "%ssource:   %s\n", ind, oneLine(row.Source))
+				fmt.Fprintf(w, "%ssource:   %s\n", ind, textsafe.OneLine(row.Source))
 			}
-			fmt.Fprintf(w, "%sverdict:  %s (%s)\n", ind, row.Verdict, oneLine(row.Class))
+			fmt.Fprintf(w, "%sverdict:  %s (%s)\n", ind, row.Verdict, textsafe.OneLine(row.Class))
 		}
 		if row.Reason != "" && r.rep.gh {
-			fmt.Fprintf(w, "reason:   %s\n", clip(oneLine(row.Reason), 400))
+			fmt.Fprintf(w, "reason:   %s\n", textsafe.Clip(textsafe.OneLine(row.Reason), 400))
 		} else if row.Reason != "" && row.Verdict == kernel.VerdictBlock {
-			fmt.Fprintf(w, "%swhy: %s\n", ind, clip(oneLine(row.Reason), 160))
+			fmt.Fprintf(w, "%swhy: %s\n", ind, textsafe.Clip(textsafe.OneLine(row.Reason), 160))
 		}
 		if row.Err != "" {
-			fmt.Fprintf(w, "%serror:    %s\n", ind, clip(oneLine(row.Err), 400))
+			fmt.Fprintf(w, "%serror:    %s\n", ind, textsafe.Clip(textsafe.OneLine(row.Err), 400))
 		}
 		if len(row.Output) > 0 {
 			lines := row.Output
@@ -150,7 +151,7 @@ func (r *runner) logRow(row Row, res kernel.ActResult) {
 // annotateRow raises an annotation for a block or a failure (in Actions;
 // the local log already shows it under the row).
 func (r *runner) annotateRow(row Row) {
-	what := fmt.Sprintf("entry %d (%s, %s): %s", row.Entry, row.Agent, row.Tool, clip(oneLine(row.Target), 200))
+	what := fmt.Sprintf("entry %d (%s, %s): %s", row.Entry, row.Agent, row.Tool, textsafe.Clip(textsafe.OneLine(row.Target), 200))
 	switch row.Kind {
 	case "check":
 		r.rep.annotate(levelError, "Deponent: canary not held", fmt.Sprintf("canary %s: %s", row.Canary, row.Err))
@@ -201,7 +202,7 @@ func (r *runner) finish(res *Result, sum *SummaryData) {
 	p.printf("")
 	p.printf("%s — %d entries (%d allowed, %d blocked), chain head %s", res.Outcome, a.Entries, a.Allowed, a.Blocked, shortHash(res.ChainHead))
 	for _, reason := range sum.Reasons {
-		p.printf("  - %s", clip(oneLine(reason), 400))
+		p.printf("  - %s", textsafe.Clip(textsafe.OneLine(reason), 400))
 	}
 	switch {
 	case !p.gh:
@@ -221,8 +222,8 @@ func (r *runner) finish(res *Result, sum *SummaryData) {
 		p.annotate(levelError, "Deponent: GOVERNED_FAIL", msg)
 	}
 	if res.ReceiptPath != "" && !r.quiet {
-		p.printf("receipt   %s", oneLine(res.ReceiptPath))
-		p.printf("verify it offline: deponent-verify%s %s", expectFlags(r.opt.Getenv), oneLine(res.ReceiptPath))
+		p.printf("receipt   %s", textsafe.OneLine(res.ReceiptPath))
+		p.printf("verify it offline: deponent-verify%s %s", expectFlags(r.opt.Getenv), textsafe.OneLine(res.ReceiptPath))
 	}
 
 	outputs := [][2]string{
@@ -244,9 +245,9 @@ func (r *runner) finish(res *Result, sum *SummaryData) {
 	}
 	if local && !r.quiet {
 		p.printf("outputs")
-		p.printf("  receipts-dir=%s", oneLine(res.ReceiptsDir))
+		p.printf("  receipts-dir=%s", textsafe.OneLine(res.ReceiptsDir))
 		for _, o := range outputs {
-			p.printf("  %s=%s", o[0], oneLine(o[1]))
+			p.printf("  %s=%s", o[0], textsafe.OneLine(o[1]))
 		}
 	}
 	if _, err := p.addSummary(RenderSummary(sum)); err != nil {

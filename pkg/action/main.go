@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/deponent-dev/deponent-action/internal/textsafe"
 	"github.com/deponent-dev/deponent-action/internal/version"
 )
 
@@ -65,5 +66,5 @@ func reportFatal(stdout, stderr io.Writer, getenv Getenv, err error) {
 	if ie != nil {
 		hint = " (see --help)"
 	}
-	fmt.Fprintf(stderr, "deponent-action: %s%s\n", oneLine(err.Error()), hint)
+	fmt.Fprintf(stderr, "deponent-action: %s%s\n", textsafe.OneLine(err.Error()), hint)
 }

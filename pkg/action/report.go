@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	githubactions "github.com/sethvargo/go-githubactions"
+
+	"github.com/deponent-dev/deponent-action/internal/textsafe"
 )
 
 // level is an annotation's severity.
@@ -53,21 +53,24 @@ func newReporter(w io.Writer, getenv Getenv) *reporter {
 	}
 }
 
-// annotate emits an ::error/::warning/::notice annotation (escaped by
-// go-githubactions: % CR LF in the message; also : and , in the title), or
-// a plain "error: …" line locally.
+// annotate emits an ::error/::warning/::notice annotation, or a plain
+// "error: …" line locally. In Actions the message keeps its line breaks
+// and everything else unsafe is escaped (textsafe.Multiline); the title is
+// one line (textsafe.OneLine); go-githubactions then applies the
+// workflow-command rules (% CR LF in the message; also : and , in the
+// title).
 func (p *reporter) annotate(l level, title, msg string) {
 	p.annotations[l]++
-	msg = clip(msg, 4000)
+	msg = textsafe.Clip(msg, 4000)
 	if !p.gh {
-		fmt.Fprintf(p.w, "%s: %s\n", l.command(), oneLine(msg))
+		fmt.Fprintf(p.w, "%s: %s\n", l.command(), textsafe.OneLine(msg))
 		return
 	}
 	props := githubactions.CommandProperties{}
 	if title != "" {
-		props["title"] = clip(title, 200)
+		props["title"] = textsafe.Clip(textsafe.OneLine(title), 200)
 	}
-	p.a.IssueCommand(&githubactions.Command{Name: l.command(), Message: msg, Properties: props})
+	p.a.IssueCommand(&githubactions.Command{Name: l.command(), Message: textsafe.Multiline(msg), Properties: props})
 }
 
 // printf writes a line of the harness's own text (never agent-controlled
@@ -81,13 +84,13 @@ func (p *reporter) printf(format string, args ...any) {
 // only if verbose.
 func (p *reporter) group(title string, verbose bool, body func(w io.Writer)) {
 	if !p.gh {
-		fmt.Fprintln(p.w, oneLine(title))
+		fmt.Fprintln(p.w, textsafe.OneLine(title))
 		if verbose {
 			body(p.w)
 		}
 		return
 	}
-	p.a.Group(oneLine(title))
+	p.a.Group(textsafe.OneLine(title))
 	token := "deponent-" + randomHex(16)
 	p.a.IssueCommand(&githubactions.Command{Name: "stop-commands", Message: token})
 	body(p.w)
@@ -129,50 +132,11 @@ func (p *reporter) addSummary(md string) (ok bool, err error) {
 	return true, nil
 }
 
-// oneLine makes text safe for a single log line: line breaks become ⏎,
-// other control characters \xNN or \u{…}.
-func oneLine(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == '\r' && strings.HasPrefix(s[i+n:], "\n"):
-			// CRLF: one break
-		case r == '\n' || r == '\r':
-			b.WriteString("⏎")
-		case r == '\t':
-			b.WriteByte(' ')
-		case unicode.IsControl(r):
-			fmt.Fprintf(&b, "\\u{%x}", r)
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
-// clip cuts s to at most n characters (runes), marking the cut.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i := 0
-	for j := range s {
-		if i == n-1 {
-			return s[:j] + "…"
-		}
-		i++
-	}
-	return s
-}
-
-// tailLines returns the last n lines of out, each made printable.
+// tailLines returns the last n lines of out, each made printable
+// (textsafe.OneLine: a byte that is not UTF-8 shows as \xNN) and cut to
+// 400 characters.
 func tailLines(out []byte, n int) []string {
-	s := strings.TrimRight(strings.ToValidUTF8(string(out), "\uFFFD"), "\n")
+	s := strings.TrimRight(string(out), "\n")
 	if s == "" {
 		return nil
 	}
@@ -181,7 +145,7 @@ func tailLines(out []byte, n int) []string {
 		lines = lines[len(lines)-n:]
 	}
 	for i, l := range lines {
-		lines[i] = clip(oneLine(strings.TrimSuffix(l, "\r")), 400)
+		lines[i] = textsafe.Clip(textsafe.OneLine(strings.TrimSuffix(l, "\r")), 400)
 	}
 	return lines
 }

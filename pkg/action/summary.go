@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deponent-dev/deponent-action/internal/textsafe"
 	"github.com/deponent-dev/deponent-action/pkg/kernel"
 )
 
@@ -63,14 +64,14 @@ const maxSummaryRows = 500
 
 // RenderSummary renders the job summary in GitHub-flavoured Markdown.
 // Every value that came from the agent, the plan or the environment goes
-// through mdCell or mdCode.
+// through textsafe.MarkdownCell or mdCode.
 func RenderSummary(d *SummaryData) string {
 	var b strings.Builder
 	icon := map[string]string{kernel.OutcomePass: "✅", kernel.OutcomeFail: "❌", kernel.OutcomeDryRun: "⚠️"}[d.Outcome]
 	if icon == "" {
 		icon = "❌"
 	}
-	fmt.Fprintf(&b, "## %s Deponent: %s\n\n", icon, mdCell(d.Outcome, 40))
+	fmt.Fprintf(&b, "## %s Deponent: %s\n\n", icon, textsafe.MarkdownCell(d.Outcome, 40))
 	switch d.Outcome {
 	case kernel.OutcomePass:
 		b.WriteString("Every action went through the gate and was recorded; every canary was stopped; every executed step succeeded")
@@ -84,12 +85,12 @@ func RenderSummary(d *SummaryData) string {
 	if len(d.Reasons) > 0 {
 		b.WriteString("**Why not GOVERNED_PASS:**\n\n")
 		for _, r := range d.Reasons {
-			fmt.Fprintf(&b, "- %s\n", mdCell(r, 300))
+			fmt.Fprintf(&b, "- %s\n", textsafe.MarkdownCell(r, 300))
 		}
 		b.WriteString("\n")
 	}
 	if d.ReceiptErr != "" {
-		fmt.Fprintf(&b, "**No receipt was written:** %s\n\n", mdCell(d.ReceiptErr, 500))
+		fmt.Fprintf(&b, "**No receipt was written:** %s\n\n", textsafe.MarkdownCell(d.ReceiptErr, 500))
 	}
 
 	jailText := mdCode(d.Jail)
@@ -100,7 +101,7 @@ func RenderSummary(d *SummaryData) string {
 			jailText = "none available (dry run: nothing executed)"
 		}
 		if d.NoJailReason != "" {
-			jailText += ": " + mdCell(d.NoJailReason, 300)
+			jailText += ": " + textsafe.MarkdownCell(d.NoJailReason, 300)
 		}
 	case d.Unjailed:
 		jailText = "`none` — **commands ran UNJAILED** (gate-only, allow-unjailed)"
@@ -132,9 +133,9 @@ func RenderSummary(d *SummaryData) string {
 		if r.Kind == "canary" && strings.HasPrefix(r.Canary, kernel.JailCanaryPrefix) {
 			tgt = shortCmd(tgt) // the probe's program is in the log and the receipt
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n",
-			r.Entry, mdCell(r.Agent, 40), mdCell(r.Tool, 40), mdCell(tgt, 120), verdict,
-			mdCell(r.Class, 60), mdCell(dash(r.Exit), 40), duration(r))
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", r.Entry,
+			textsafe.MarkdownCell(r.Agent, 40), textsafe.MarkdownCell(r.Tool, 40), textsafe.MarkdownCell(tgt, 120),
+			verdict, textsafe.MarkdownCell(r.Class, 60), textsafe.MarkdownCell(dash(r.Exit), 40), duration(r))
 	}
 	b.WriteString("\n")
 
@@ -154,15 +155,15 @@ func RenderSummary(d *SummaryData) string {
 			res := "❌ **not stopped**"
 			switch {
 			case r.Kind == "check":
-				res = "❌ **escape observed on the host**: " + mdCell(r.Err, 200)
+				res = "❌ **escape observed on the host**: " + textsafe.MarkdownCell(r.Err, 200)
 			case r.Held && r.Verdict == kernel.VerdictBlock:
-				res = "✅ blocked by the gate: " + mdCell(r.Class, 60)
+				res = "✅ blocked by the gate: " + textsafe.MarkdownCell(r.Class, 60)
 			case r.Held:
 				res = "✅ contained by the jail"
 			case d.DryRun:
 				res = "⚠️ not executed (dry run)"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCell(r.Canary, 40), r.Verdict, res)
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", textsafe.MarkdownCell(r.Canary, 40), r.Verdict, res)
 		}
 		if !d.JailCanaries {
 			b.WriteString("\nThe jail's own canaries did not run (no real jail was active, a dry run, or python3 was unavailable): only the gate was tested.\n")
@@ -186,11 +187,11 @@ func RenderSummary(d *SummaryData) string {
 			case v.OK:
 				res = "✅ passed (exit 0)"
 			case v.Verdict == kernel.VerdictBlock:
-				res = "❌ blocked: " + mdCell(v.Reason, 200)
+				res = "❌ blocked: " + textsafe.MarkdownCell(v.Reason, 200)
 			case !v.Executed:
 				res = "⚠️ not executed"
 			default:
-				res = "❌ failed: " + mdCell(firstNonEmpty(v.Err, "exit "+v.Exit), 200)
+				res = "❌ failed: " + textsafe.MarkdownCell(firstNonEmpty(v.Err, "exit "+v.Exit), 200)
 			}
 		}
 		fmt.Fprintf(&b, "The harness ran %s itself, gated and jailed, after the agent's steps: %s\n\n", mdCode(d.VerifyCommand), res)
@@ -251,41 +252,12 @@ func safeShellWord(s string) bool {
 	return true
 }
 
-// mdCell renders untrusted text as inert Markdown for a table cell: cut to
-// max characters; line breaks shown as ⏎ and other control characters
-// escaped; &, < and > as entities (no HTML); every Markdown punctuation
-// character backslash-escaped, "|" included, so the text can neither end
-// the cell nor format, link or embed anything.
-func mdCell(s string, max int) string {
-	s = clip(oneLine(s), max)
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '&':
-			b.WriteString("&amp;")
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '\\', '`', '*', '_', '{', '}', '[', ']', '(', ')', '#', '+', '-', '.', '!', '|', '~', '"', '\'', ':', '@', '$', '%', '^', '=':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
 // mdCode renders a value the harness knows to be tame (a backend name, a
-// hash, a receipt id) as inline code; anything unexpected falls back to
-// mdCell.
+// hash, a receipt id) as inline code, "–" when empty; anything unexpected
+// falls back to an escaped cell (textsafe.MarkdownCode).
 func mdCode(s string) string {
 	if s == "" {
 		return "–"
 	}
-	if strings.ContainsAny(s, "`|\\\r\n<>&") || len(s) > 200 {
-		return mdCell(s, 200)
-	}
-	return "`" + s + "`"
+	return textsafe.MarkdownCode(s, 200)
 }

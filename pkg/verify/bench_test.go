@@ -6,7 +6,8 @@ package verify
 //
 // They report throughput (entries/s, receipts/s, MB/s) and the peak memory
 // of the process while verifying (peak-MB: memory the Go runtime holds,
-// sampled every 2 ms; see peakMemory).
+// less what it has returned to the OS, sampled every 2 ms after the
+// set-up's garbage is returned; see benchmem.Peak's resident).
 
 import (
 	"fmt"
@@ -14,50 +15,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
-	"sync"
 	"testing"
-	"time"
 
+	"github.com/deponent-dev/deponent-action/internal/benchmem"
 	"github.com/deponent-dev/deponent-action/pkg/kernel"
 	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
 	"github.com/deponent-dev/deponent-action/pkg/verify/verifytest"
 )
-
-// peakMemory runs f and returns the most memory the Go runtime held
-// meanwhile, in MB: everything it mapped minus what it had returned to the
-// OS (close to the process's resident size). The set-up's garbage is
-// returned first, so that it does not count.
-func peakMemory(f func()) float64 {
-	debug.FreeOSMemory()
-	sample := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
-	var peak uint64
-	read := func() {
-		metrics.Read(sample)
-		peak = max(peak, sample[0].Value.Uint64()-sample[1].Value.Uint64())
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(2 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				read()
-			}
-		}
-	}()
-	f()
-	close(done)
-	wg.Wait()
-	read()
-	return float64(peak) / (1 << 20)
-}
 
 // BenchmarkLedger1M verifies a 1,000,000-entry ledger file through
 // deponent-verify's code path (Run: classification, the kernel's streaming
@@ -109,12 +73,14 @@ func BenchmarkLedger1M(b *testing.B) {
 			b.SetBytes(l.size)
 			b.ResetTimer()
 			for b.Loop() {
-				peak = max(peak, peakMemory(func() {
+				debug.FreeOSMemory() // the set-up's garbage does not count
+				_, resident := benchmem.Peak(func() {
 					rep, err := Run([]string{l.path}, o)
 					if err != nil || !rep.OK || rep.Items[0].Entries != n {
 						b.Fatalf("verify: %v %+v", err, rep.Items)
 					}
-				}))
+				})
+				peak = max(peak, resident)
 			}
 			b.ReportMetric(float64(b.N)*n/b.Elapsed().Seconds(), "entries/s")
 			b.ReportMetric(float64(l.size)/n, "bytes/entry")
@@ -180,12 +146,14 @@ func BenchmarkStore2000(b *testing.B) {
 			b.SetBytes(size)
 			b.ResetTimer()
 			for b.Loop() {
-				peak = max(peak, peakMemory(func() {
+				debug.FreeOSMemory() // the set-up's garbage does not count
+				_, resident := benchmem.Peak(func() {
 					rep, err := Run([]string{c.path}, o)
 					if err != nil || !rep.OK || rep.Receipts != count {
 						b.Fatalf("verify: %v ok=%v receipts=%d", err, rep.OK, rep.Receipts)
 					}
-				}))
+				})
+				peak = max(peak, resident)
 			}
 			b.ReportMetric(float64(b.N)*count/b.Elapsed().Seconds(), "receipts/s")
 			b.ReportMetric(float64(b.N)*count*50/b.Elapsed().Seconds(), "entries/s")

@@ -8,7 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/deponent-dev/deponent-action/internal/textsafe"
 )
 
 // WriteText prints one line per item, then the summary line and the note
@@ -68,16 +69,16 @@ func textLine(it *Item) string {
 	switch it.Kind {
 	case KindReceipt:
 		fmt.Fprintf(&b, "receipt=%s outcome=%s entries=%d allowed=%d blocked=%d",
-			dash(oneLine(it.ReceiptID)), outcomeText(it), it.Entries, it.Allowed, it.Blocked)
+			dash(textsafe.OneLine(it.ReceiptID)), outcomeText(it), it.Entries, it.Allowed, it.Blocked)
 	case KindLedger:
-		fmt.Fprintf(&b, "ledger entries=%d allowed=%d blocked=%d head=%s", it.Entries, it.Allowed, it.Blocked, dash(oneLine(it.Head)))
+		fmt.Fprintf(&b, "ledger entries=%d allowed=%d blocked=%d head=%s", it.Entries, it.Allowed, it.Blocked, dash(textsafe.OneLine(it.Head)))
 		if it.AnchoredBy != "" {
-			fmt.Fprintf(&b, " anchored-by=%s", oneLine(it.AnchoredBy))
+			fmt.Fprintf(&b, " anchored-by=%s", textsafe.OneLine(it.AnchoredBy))
 		}
 	case KindIndex:
 		fmt.Fprintf(&b, "index receipts=%d", it.Receipts)
 	case KindLatest:
-		fmt.Fprintf(&b, "latest receipt=%s", dash(oneLine(it.ReceiptID)))
+		fmt.Fprintf(&b, "latest receipt=%s", dash(textsafe.OneLine(it.ReceiptID)))
 	case KindDirectory, KindZip:
 		fmt.Fprintf(&b, "%s receipts=%d ledgers=%d ignored=%d", it.Kind, it.Receipts, it.Ledgers, it.Ignored)
 	default:
@@ -85,7 +86,7 @@ func textLine(it *Item) string {
 	}
 	if !it.OK {
 		b.WriteString("  -- ")
-		b.WriteString(oneLine(it.Reason()))
+		b.WriteString(textsafe.OneLine(it.Reason()))
 	}
 	return b.String()
 }
@@ -97,9 +98,9 @@ func outcomeText(it *Item) string {
 	case it.Outcome == "" && !it.Verified:
 		return "-"
 	case it.Recomputed != "":
-		return oneLine(it.Outcome) + "(recomputed)"
+		return textsafe.OneLine(it.Outcome) + "(recomputed)"
 	}
-	return oneLine(it.Outcome) + "(stored)"
+	return textsafe.OneLine(it.Outcome) + "(stored)"
 }
 
 func dash(s string) string {
@@ -109,56 +110,9 @@ func dash(s string) string {
 	return s
 }
 
-// oneLine escapes what must not reach a terminal or a log raw: control
-// characters (line breaks first of all), U+2028/U+2029, the bidirectional
-// overrides that make text read other than it is, and invalid UTF-8.
-func oneLine(s string) string {
-	return escapeText(s, false)
-}
-
-func escapeText(s string, keepNewlines bool) string {
-	clean := true
-	for _, r := range s {
-		if needsEscape(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case keepNewlines && (r == '\n' || r == '\r'):
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case needsEscape(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
-func needsEscape(r rune) bool {
-	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError ||
-		r == 0x2028 || r == 0x2029 || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
-}
-
 // quotePath prints a path as is when that is unambiguous, else Go-quoted.
 func quotePath(p string) string {
-	if p != "" && !strings.ContainsAny(p, " \"'") && oneLine(p) == p {
+	if p != "" && !strings.ContainsAny(p, " \"'") && textsafe.OneLine(p) == p {
 		return p
 	}
 	return strconv.Quote(p)
@@ -186,18 +140,13 @@ func (r *Report) WriteAnnotations(w io.Writer) error {
 			continue
 		}
 		if n == maxAnnotations {
-			fmt.Fprintf(bw, "::error title=deponent-verify::%s\n", escapeData(fmt.Sprintf("%d more failures: see the log", r.Failed-n)))
+			fmt.Fprintf(bw, "::error title=deponent-verify::%s\n", textsafe.CommandData(fmt.Sprintf("%d more failures: see the log", r.Failed-n)))
 			break
 		}
 		n++
-		fmt.Fprintf(bw, "::error title=deponent-verify::%s\n", escapeData(escapeText(it.Path+": "+it.Reason(), true)))
+		fmt.Fprintf(bw, "::error title=deponent-verify::%s\n", textsafe.CommandData(textsafe.Multiline(it.Path+": "+it.Reason())))
 	}
 	return bw.Flush()
-}
-
-// escapeData escapes a workflow command's message: '%', '\r' and '\n'.
-func escapeData(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
 }
 
 // maxSummaryRows bounds the job-summary table (GitHub caps a step's
@@ -208,6 +157,9 @@ const maxSummaryRows = 500
 // (failures first) and what a pass means.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
+	// Every text cell is inert (textsafe.MarkdownCell) and not cut:
+	// maxSummaryRows bounds the table.
+	md := func(s string) string { return textsafe.MarkdownCell(s, 0) }
 	icon := "✅"
 	if !r.OK {
 		icon = "❌"
@@ -288,28 +240,4 @@ func (r *Report) policyText() string {
 		fs = append(fs, "--expect-head "+*p.ExpectHead)
 	}
 	return strings.Join(fs, ", ")
-}
-
-// md makes text inert in a Markdown table cell: one line, HTML escaped,
-// Markdown punctuation backslash-escaped (no links, images, emphasis or
-// cell breaks can be smuggled in by a file name or a reason).
-func md(s string) string {
-	s = oneLine(s)
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '&':
-			b.WriteString("&amp;")
-		case '\\', '`', '*', '_', '{', '}', '[', ']', '(', ')', '#', '+', '!', '|', '~':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }

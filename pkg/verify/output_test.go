@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/deponent-dev/deponent-action/internal/textsafe"
 )
 
 func TestOneLine(t *testing.T) {
@@ -22,19 +24,19 @@ func TestOneLine(t *testing.T) {
 		"\n::error::injected": `\n::error::injected`,
 	}
 	for in, want := range cases {
-		assert.Equal(t, want, oneLine(in), "%q", in)
-		assert.NotContains(t, oneLine(in), "\n")
+		assert.Equal(t, want, textsafe.OneLine(in), "%q", in)
+		assert.NotContains(t, textsafe.OneLine(in), "\n")
 	}
 }
 
 func TestEscapeData(t *testing.T) {
-	assert.Equal(t, "100%25 done%0D%0Anext", escapeData("100% done\r\nnext"))
-	assert.Equal(t, "%2525", escapeData("%25"))
+	assert.Equal(t, "100%25 done%0D%0Anext", textsafe.CommandData("100% done\r\nnext"))
+	assert.Equal(t, "%2525", textsafe.CommandData("%25"))
 }
 
 func TestMarkdownCellIsInert(t *testing.T) {
 	in := "x | y\n[link](http://evil) ![img](x) <script> *em* `code` \\"
-	out := md(in)
+	out := textsafe.MarkdownCell(in, 0)
 	assert.NotContains(t, out, "\n")
 	for _, c := range []string{"|", "[", "]", "(", ")", "*", "`", "!"} {
 		assert.NotContains(t, strings.ReplaceAll(out, `\`+c, ""), c, "unescaped %q in %q", c, out)
@@ -99,8 +101,8 @@ func TestWriteMarkdown(t *testing.T) {
 	ok := strings.Index(s, "✅ OK")
 	require.Positive(t, fail)
 	assert.Less(t, fail, ok, "failures first")
-	assert.Contains(t, s, `hash-mismatch: 100%\\nforged`)
-	assert.Contains(t, s, "Policies: --min-receipts 1")
+	assert.Contains(t, s, `hash\-mismatch\: 100\%\\nforged`)
+	assert.Contains(t, s, `Policies: \-\-min\-receipts 1`)
 }
 
 func TestEmptyReportIsNotAPass(t *testing.T) {

@@ -220,21 +220,21 @@ type entryScan struct {
 
 // add judges entry i. Only the first jail violation is kept.
 func (s *entryScan) add(i int64, e canon.Value) {
-	verdict := str(e, kernel.FieldVerdict)
-	if verdict != kernel.VerdictAllow && str(e, kernel.FieldAgent) != kernel.AgentCanary {
+	verdict := kernel.EntryString(e, kernel.FieldVerdict)
+	if verdict != kernel.VerdictAllow && kernel.EntryString(e, kernel.FieldAgent) != kernel.AgentCanary {
 		// Canaries are blocked by design: they prove the gate holds.
 		s.blocked++
 	}
 	if !s.jailed || s.jailMsg != "" {
 		return
 	}
-	if isTrue(e, kernel.FieldUnjailed) {
+	if kernel.EntryBool(e, kernel.FieldUnjailed) {
 		s.jailIndex, s.jailMsg = i, "marked unjailed: it ran without a jail"
 		return
 	}
 	// Executed = allowed and not a dry run. A dry_run that is not the
 	// boolean true does not count as one: fail closed.
-	if str(e, kernel.FieldTool) != "run_cmd" || verdict != kernel.VerdictAllow || isTrue(e, kernel.FieldDryRun) {
+	if kernel.EntryString(e, kernel.FieldTool) != "run_cmd" || verdict != kernel.VerdictAllow || kernel.EntryBool(e, kernel.FieldDryRun) {
 		return
 	}
 	j, ok := e.Get(kernel.FieldJail)
@@ -254,16 +254,4 @@ func (s *entryScan) report(it *Item, o *Options, where func(int64) string) {
 	if o.MaxBlocked >= 0 && s.blocked > o.MaxBlocked {
 		it.fail("chain", "%d blocked entries, not counting canaries; --max-blocked %d", s.blocked, o.MaxBlocked)
 	}
-}
-
-func str(e canon.Value, k string) string {
-	v, _ := e.Get(k)
-	s, _ := v.AsString()
-	return s
-}
-
-func isTrue(e canon.Value, k string) bool {
-	v, _ := e.Get(k)
-	b, _ := v.AsBool()
-	return b
 }
