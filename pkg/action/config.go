@@ -38,14 +38,6 @@ const (
 	InArtifactName   = "artifact-name"
 )
 
-// inputKind says how an input's text is read.
-type inputKind uint8
-
-const (
-	kindString inputKind = iota
-	kindBool
-)
-
 // InputSpec documents one input. Inputs is the single list that the flag
 // parser, --help, action.yml and docs/action-reference.md are checked
 // against.
@@ -56,9 +48,6 @@ type InputSpec struct {
 	Usage   string // one line
 	bool    bool
 }
-
-// IsBool reports whether the input takes true or false.
-func (s InputSpec) IsBool() bool { return s.bool }
 
 // Inputs lists every input in the order action.yml declares them.
 var Inputs = []InputSpec{

@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -602,19 +601,6 @@ func TestLiveFailClosedWhenBackendMissing(t *testing.T) {
 	assert.Equal(t, -1, res.ExitCode)
 	assert.NotEmpty(t, res.Reason)
 	assert.False(t, exists(filepath.Join(sb, "ran.txt")), "nothing may run without a jail")
-}
-
-// pidsOf parses "pid ..." lines.
-func pidsOf(lines []string) []int {
-	var pids []int
-	for _, l := range lines {
-		if f := strings.Fields(l); len(f) > 0 {
-			if pid, err := strconv.Atoi(f[0]); err == nil {
-				pids = append(pids, pid)
-			}
-		}
-	}
-	return pids
 }
 
 // TestLiveSignalExitStatusAgrees: death by signal reads the same through

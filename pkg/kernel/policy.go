@@ -183,9 +183,7 @@ func DefaultPolicy() *Policy {
 // "limits.cpu_seconds", sorted. Documentation is checked against it.
 func PolicyKeys() []string {
 	keys := make([]string, 0, len(policyTopKeys)+len(policyLimitKeys))
-	for _, k := range policyTopKeys {
-		keys = append(keys, k)
-	}
+	keys = append(keys, policyTopKeys...)
 	for _, k := range policyLimitKeys {
 		keys = append(keys, "limits."+k)
 	}

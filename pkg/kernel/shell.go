@@ -336,7 +336,7 @@ func (w *shWalker) call(c *syntax.CallExpr) bool {
 func (w *shWalker) word(wd *syntax.Word) (shWord, bool) {
 	// Fast path: one unquoted literal with nothing to remove or expand.
 	if len(wd.Parts) == 1 {
-		if lit, ok := wd.Parts[0].(*syntax.Lit); ok && strings.IndexAny(lit.Value, "\\$`*?[~") < 0 {
+		if lit, ok := wd.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(lit.Value, "\\$`*?[~") {
 			return shWord{val: lit.Value}, true
 		}
 	}

@@ -465,14 +465,6 @@ func appendValidString(dst, s []byte) []byte {
 	return append(dst, s[start:]...)
 }
 
-// appendUnescapeCanonical reverses appendValidString.
-func appendUnescapeCanonical(dst, s []byte) []byte {
-	if bytes.IndexByte(s, '\\') < 0 {
-		return append(dst, s...)
-	}
-	return appendDecoded(dst, s)
-}
-
 // Fast returns the canonical form of src without copying it, when src is
 // already written the way this package writes a ledger entry: one object on
 // one line in canonical form (members in key order, ", " and ": " as the
