@@ -47,7 +47,8 @@ func TestMain(m *testing.M) {
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		fmt.Fprintln(os.Stderr, "building deponent-verify: the go command is not on PATH:", err)
+		os.Exit(1)
 	}
 	build := exec.Command(goTool, append(append([]string{"build"}, raceFlags...), "-o", binary, ".")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
