@@ -76,7 +76,7 @@ func plainExec(t *testing.T, dir, script string) (int, string) {
 
 func liveJail(t *testing.T) jail.Backend {
 	t.Helper()
-	b, err := jail.Select("auto", false)
+	b, err := jail.Select("auto", jail.Options{})
 	if err != nil {
 		if os.Getenv(requireJailEnv) == "1" {
 			t.Fatalf("LIVE JAIL REQUIRED (%s=1) but unusable: %v", requireJailEnv, err)

@@ -79,7 +79,7 @@ func RunDemo(ctx context.Context, cfg *Config, opt Options) int {
 
 	fmt.Fprintln(out, "Deponent demo: a scripted agent writes a module and its test in a throwaway")
 	fmt.Fprintln(out, "sandbox, runs them — then goes rogue. Every action is gated, jailed and recorded.")
-	if _, err := jail.Select(cfg.Jail, cfg.AllowUnjailed); err != nil && opt.Backend == nil {
+	if _, err := jail.Select(cfg.Jail, jail.Options{UnsafeAllowUnjailed: cfg.AllowUnjailed}); err != nil && opt.Backend == nil {
 		cfg.DryRun = true
 		fmt.Fprintln(out)
 		fmt.Fprintln(out, "!! NO JAIL IS AVAILABLE HERE — running as a DRY RUN: every action is gated and")

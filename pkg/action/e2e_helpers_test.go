@@ -235,7 +235,7 @@ func readOutputs(t *testing.T, path string) map[string]string {
 // DEPONENT_REQUIRE_JAIL=1.
 func requireJail(t *testing.T) string {
 	t.Helper()
-	b, err := jail.Select("auto", false)
+	b, err := jail.Select("auto", jail.Options{})
 	if err != nil {
 		if os.Getenv(requireJailEnv) == "1" {
 			t.Fatalf("LIVE JAIL REQUIRED (%s=1) but unusable: %v", requireJailEnv, err)

@@ -505,7 +505,7 @@ func TestE2EDemo(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, rogue)
-	if _, err := jail.Select("auto", false); err == nil {
+	if _, err := jail.Select("auto", jail.Options{}); err == nil {
 		assert.Equal(t, kernel.OutcomePass, v.R.Outcome)
 		assert.Contains(t, r.Stdout, "the harness's own")
 	} else {

@@ -129,7 +129,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	var backend jail.Backend
 	if r.opt.Backend != nil {
 		backend = r.opt.Backend
-	} else if b, err := jail.Select(cfg.Jail, cfg.AllowUnjailed); err != nil {
+	} else if b, err := jail.Select(cfg.Jail, jail.Options{UnsafeAllowUnjailed: cfg.AllowUnjailed}); err != nil {
 		if errors.Is(err, jail.ErrUnknownBackend) {
 			return nil, inputErr(InJail, "%v", err)
 		}

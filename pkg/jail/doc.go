@@ -10,7 +10,7 @@
 //
 // # Selection
 //
-// Select("auto" | "bwrap" | "seatbelt" | "none", allowUnjailed). "auto"
+// Select("auto" | "bwrap" | "seatbelt" | "none", Options). "auto"
 // probes the native backend of the OS (bwrap on Linux, Seatbelt on macOS)
 // by running a trivial command in a real jail once per binary, and returns an
 // error that says why and names the fix when it cannot (bwrap missing, user
@@ -18,7 +18,7 @@
 // kernel.apparmor_restrict_unprivileged_userns=0` or an AppArmor profile for
 // bwrap, disabled by sysctl, or not permitted in a container). A named
 // backend that is unavailable is an error, never a silent switch. "none" is
-// gate-only, needs allowUnjailed, and marks every Result Unjailed. A Backend
+// gate-only, needs Options.UnsafeAllowUnjailed, and marks every Result Unjailed. A Backend
 // whose probe fails at Run time returns NoJail: Killed "no-jail",
 // ExitCode -1, nothing executed (tested).
 //

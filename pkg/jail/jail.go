@@ -127,6 +127,11 @@ type Options struct {
 	ExtraReadOnly []string
 	// PollInterval is how often resident memory is sampled; 0 → 100ms.
 	PollInterval time.Duration
+	// UnsafeAllowUnjailed lets Select hand out backend "none", which runs
+	// commands gate-only, WITHOUT network, write or secret confinement.
+	// Off in the zero value; the action sets it only from allow-unjailed,
+	// and every entry such a backend runs is recorded "unjailed": true.
+	UnsafeAllowUnjailed bool
 }
 
 func (o Options) pollInterval() time.Duration {
@@ -136,18 +141,15 @@ func (o Options) pollInterval() time.Duration {
 	return 100 * time.Millisecond
 }
 
-// Select returns the backend for a name with default Options.
-func Select(name string, allowUnjailed bool) (Backend, error) {
-	return SelectWith(name, allowUnjailed, Options{})
-}
-
 // ErrUnknownBackend is wrapped by Select for a name it does not know.
 var ErrUnknownBackend = errors.New("jail: unknown backend")
 
-// SelectWith is Select with explicit Options. "auto" probes the native
-// backend of this OS; a named backend that is unavailable is an error, never
-// a silent switch; "none" requires allowUnjailed.
-func SelectWith(name string, allowUnjailed bool, opts Options) (Backend, error) {
+// Select returns the backend for a name. "auto" probes the native backend
+// of this OS; a named backend that is unavailable is an error, never a
+// silent switch; "none" (gate-only, unjailed) is refused unless
+// opts.UnsafeAllowUnjailed is set. The zero Options are the safe,
+// production ones.
+func Select(name string, opts Options) (Backend, error) {
 	switch strings.TrimSpace(name) {
 	case NameAuto, "":
 		return selectAuto(opts)
@@ -156,9 +158,9 @@ func SelectWith(name string, allowUnjailed bool, opts Options) (Backend, error) 
 	case NameSeatbelt:
 		return availableOrError(NewSeatbelt(opts))
 	case NameNone:
-		if !allowUnjailed {
+		if !opts.UnsafeAllowUnjailed {
 			return nil, errors.New(`jail: backend "none" runs commands UNJAILED (gate-only: no network, ` +
-				`write or secret confinement); it needs the explicit opt-in allowUnjailed=true ` +
+				`write or secret confinement); it needs the explicit opt-in Options.UnsafeAllowUnjailed ` +
 				`(the action's allow-unjailed input), which is recorded`)
 		}
 		return NewUnjailed(opts), nil
@@ -177,7 +179,7 @@ func selectAuto(opts Options) (Backend, error) {
 	default:
 		return nil, fmt.Errorf("jail: no jail backend for %s: nothing will run jailed here; "+
 			"run on Linux (bubblewrap) or macOS (Seatbelt), or opt in to gate-only "+
-			"execution with backend %q and allowUnjailed", runtime.GOOS, NameNone)
+			"execution with backend %q and Options.UnsafeAllowUnjailed", runtime.GOOS, NameNone)
 	}
 }
 

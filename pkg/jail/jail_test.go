@@ -37,7 +37,7 @@ func TestNoJailRunsNothing(t *testing.T) {
 }
 
 func TestSelectUnknownNameListsValidOnes(t *testing.T) {
-	_, err := Select("docker", false)
+	_, err := Select("docker", Options{})
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, ErrUnknownBackend))
 	for _, n := range []string{"auto", "bwrap", "seatbelt", "none"} {
@@ -46,10 +46,10 @@ func TestSelectUnknownNameListsValidOnes(t *testing.T) {
 }
 
 func TestSelectNoneNeedsOptIn(t *testing.T) {
-	_, err := Select(NameNone, false)
+	_, err := Select(NameNone, Options{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "allowUnjailed")
-	b, err := Select(NameNone, true)
+	assert.Contains(t, err.Error(), "UnsafeAllowUnjailed")
+	b, err := Select(NameNone, Options{UnsafeAllowUnjailed: true})
 	require.NoError(t, err)
 	assert.Equal(t, NameNone, b.Name())
 	assert.NoError(t, b.Available())
@@ -57,12 +57,12 @@ func TestSelectNoneNeedsOptIn(t *testing.T) {
 
 func TestSelectNamedUnavailableIsAnErrorNotASwitch(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no-bwrap")
-	b, err := SelectWith(NameBwrap, true, Options{BwrapPath: missing})
-	assert.Nil(t, b, "never a silent switch to another backend, not even with allowUnjailed")
+	b, err := Select(NameBwrap, Options{BwrapPath: missing, UnsafeAllowUnjailed: true})
+	assert.Nil(t, b, "never a silent switch to another backend, not even with UnsafeAllowUnjailed")
 	require.Error(t, err)
 
 	if runtime.GOOS != "darwin" {
-		_, err = Select(NameSeatbelt, true)
+		_, err = Select(NameSeatbelt, Options{UnsafeAllowUnjailed: true})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "macOS")
 	}
@@ -73,7 +73,7 @@ func TestSelectAutoExplainsWhyNothingIsUsable(t *testing.T) {
 		t.Skip("auto picks bwrap on Linux only")
 	}
 	t.Setenv("PATH", t.TempDir()) // no bwrap to find
-	_, err := Select(NameAuto, false)
+	_, err := Select(NameAuto, Options{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "apt-get install -y bubblewrap")
 }
@@ -99,7 +99,7 @@ func TestBwrapProbeFailureFailsClosed(t *testing.T) {
 	assert.Contains(t, err.Error(), "AppArmor")
 	assert.Contains(t, err.Error(), "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0")
 
-	_, err = SelectWith(NameAuto, false, Options{BwrapPath: bin})
+	_, err = Select(NameAuto, Options{BwrapPath: bin})
 	require.Error(t, err, "auto must not hand out a backend whose probe failed")
 
 	sb := resolvedTempDir(t)

@@ -5,7 +5,7 @@ import "context"
 // Unjailed is the gate-only backend: it runs `/bin/sh -c Script` with the
 // rebuilt environment, the private TMPDIR/HOME, the same rlimits,
 // watchdogs, output handling and process sweep, but with NO network, write
-// or read confinement. Select hands it out only with allowUnjailed, and
+// or read confinement. Select hands it out only with Options.UnsafeAllowUnjailed, and
 // every Result says Unjailed.
 type Unjailed struct {
 	opts Options

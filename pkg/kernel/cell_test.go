@@ -243,7 +243,7 @@ func TestCellRefusesWhenLedgerCannotRecord(t *testing.T) {
 // TestCellLiveJail runs a real command through the best jail here. It skips
 // loudly without one, and fails instead when DEPONENT_REQUIRE_JAIL=1.
 func TestCellLiveJail(t *testing.T) {
-	b, err := jail.Select("auto", false)
+	b, err := jail.Select("auto", jail.Options{})
 	if err != nil {
 		if os.Getenv("DEPONENT_REQUIRE_JAIL") == "1" {
 			t.Fatalf("DEPONENT_REQUIRE_JAIL=1 but no jail is usable: %v", err)
