@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/deponent-dev/deponent-action/internal/version"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 	"github.com/deponent-dev/deponent-action/pkg/verify"
 )
 
@@ -68,17 +69,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		// A panic is never an outcome: report it as a failure.
 		if p := recover(); p != nil {
 			fmt.Fprintf(stdout, "FAIL  deponent-verify  -- internal error (a bug, reported as a failure): %v\n0 verified, 1 failed\n", p)
-			code = 1
+			code = verify.ExitFail
 		}
 	}()
 	opts, paths, asJSON, err := parseArgs(args, stdin)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprint(stdout, usage)
-		return 0
+		return verify.ExitOK
 	case errors.Is(err, errVersion):
 		fmt.Fprintf(stdout, "deponent-verify %s\n", version.Version)
-		return 0
+		return verify.ExitOK
 	case err != nil:
 		return usageError(stderr, err)
 	}
@@ -93,7 +94,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "deponent-verify: writing the report: %v\n", err)
-		return 1
+		return verify.ExitFail
 	}
 	if getenv("GITHUB_ACTIONS") == "true" {
 		github(rep, asJSON, stdout, stderr, getenv("GITHUB_STEP_SUMMARY"))
@@ -123,7 +124,7 @@ func github(rep *verify.Report, asJSON bool, stdout, stderr io.Writer, summary s
 
 func usageError(stderr io.Writer, err error) int {
 	fmt.Fprintf(stderr, "deponent-verify: %v\nRun 'deponent-verify --help' for usage.\n", err)
-	return 2
+	return verify.ExitUsage
 }
 
 var errVersion = errors.New("version requested")
@@ -139,14 +140,15 @@ func parseArgs(args []string, stdin io.Reader) (verify.Options, []string, bool, 
 	var asJSON, showVersion bool
 	maxBlocked := optInt{}
 	expectLen := optInt{}
-	fs.StringVar(&opts.RequireOutcome, "require-outcome", "", "")
+	var requireOutcome string
+	fs.StringVar(&requireOutcome, "require-outcome", "", "")
 	fs.BoolVar(&opts.RequireJailed, "require-jailed", false, "")
 	fs.Var(&maxBlocked, "max-blocked", "")
 	fs.StringVar(&opts.ExpectCommit, "expect-commit", "", "")
 	fs.StringVar(&opts.ExpectRepo, "expect-repo", "", "")
 	fs.IntVar(&opts.MinReceipts, "min-receipts", 1, "")
 	fs.Var(&expectLen, "expect-len", "")
-	fs.StringVar(&opts.ExpectHead, "expect-head", "", "")
+	fs.StringVar(&opts.Head, "expect-head", "", "")
 	fs.BoolVar(&asJSON, "json", false, "")
 	fs.BoolVar(&showVersion, "version", false, "")
 
@@ -183,10 +185,13 @@ func parseArgs(args []string, stdin io.Reader) (verify.Options, []string, bool, 
 	if empty != nil {
 		return opts, nil, false, empty
 	}
+	opts.RequireOutcome = evidence.Outcome(requireOutcome)
 	if maxBlocked.set {
-		opts.MaxBlocked = maxBlocked.n
+		opts.MaxBlocked = &maxBlocked.n
 	}
-	opts.CheckLen, opts.ExpectLen = expectLen.set, expectLen.n
+	if expectLen.set {
+		opts.Len = &expectLen.n
+	}
 	if len(paths) == 0 {
 		return opts, nil, false, errors.New("no PATH given")
 	}

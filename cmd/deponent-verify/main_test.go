@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/deponent-dev/deponent-action/internal/version"
-	"github.com/deponent-dev/deponent-action/pkg/kernel"
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 	"github.com/deponent-dev/deponent-action/pkg/verify/verifytest"
 )
 
@@ -159,7 +159,7 @@ func goodCounts() string {
 // ---- interop vectors ----
 
 func TestInteropVectors(t *testing.T) {
-	dir := filepath.Join("..", "..", "pkg", "kernel", "testdata", "interop")
+	dir := filepath.Join("..", "..", "pkg", "evidence", "testdata", "interop")
 	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	require.NoError(t, err)
 	var manifest []struct{ File, Kind, Expect, Why string }
@@ -259,7 +259,7 @@ func receipt(t *testing.T, s verifytest.Spec) string {
 	return verifytest.WriteFile(t, filepath.Join(t.TempDir(), "r.json"), verifytest.Build(t, s))
 }
 
-func failingStep() []kernel.Record {
+func failingStep() []evidence.Record {
 	rs := verifytest.Good(verifytest.Jail)
 	rs[len(rs)-2] = verifytest.Ran("builder", verifytest.Jail, 2) // the build step
 	return rs
@@ -279,19 +279,19 @@ func TestRequireOutcome(t *testing.T) {
 
 	// A signed lie: the stored outcome says pass, the chain says fail.
 	// Never OK, with or without the flag.
-	forged := receipt(t, verifytest.Spec{Records: failingStep(), Outcome: kernel.OutcomePass})
+	forged := receipt(t, verifytest.Spec{Records: failingStep(), Outcome: evidence.OutcomePass})
 	msg := fmt.Sprintf("stored outcome GOVERNED_PASS but the chain recomputes to GOVERNED_FAIL: step %d exited 2", len(failingStep())-2)
 	assertFail(t, run(t, nil, nil, forged), msg)
 	assertFail(t, run(t, nil, nil, "--require-outcome", "GOVERNED_PASS", forged), msg)
 
 	// Stored fail, chain pass: consistent with the flag only if asked
 	// about the stored value, and then the recomputation disagrees.
-	under := receipt(t, verifytest.Spec{Outcome: kernel.OutcomeFail})
+	under := receipt(t, verifytest.Spec{Outcome: evidence.OutcomeFail})
 	assertFail(t, run(t, nil, nil, "--require-outcome", "GOVERNED_FAIL", under), "stored outcome GOVERNED_FAIL but the chain recomputes to GOVERNED_PASS")
 
 	// No governance object (the reference's receipts): stored, not
 	// recomputed, and said so.
-	plain := receipt(t, verifytest.Spec{NoGovernance: true, Records: failingStep(), Outcome: kernel.OutcomePass})
+	plain := receipt(t, verifytest.Spec{NoGovernance: true, Records: failingStep(), Outcome: evidence.OutcomePass})
 	r = run(t, nil, nil, "--require-outcome", "GOVERNED_PASS", "--json", plain)
 	assert.Equal(t, 0, r.code, r.stdout)
 	assert.Contains(t, r.stdout, "is stored, not recomputed: the receipt carries no governance object")
@@ -311,15 +311,15 @@ func TestRequireJailed(t *testing.T) {
 		msg  string
 	}{
 		{"unjailed entry", verifytest.Spec{Records: append(verifytest.Good("bwrap"),
-			verifytest.Ran("builder", "none", 0, canon.M(kernel.FieldUnjailed, canon.BoolValue(true))))},
+			verifytest.Ran("builder", "none", 0, canon.M(evidence.FieldUnjailed, canon.BoolValue(true))))},
 			next + ": marked unjailed"},
 		{"command without a jail field", verifytest.Spec{Records: append(verifytest.Good("bwrap"), verifytest.Ran("builder", "", 0))},
 			next + ": run_cmd recorded no jail"},
 		{"command in jail none", verifytest.Spec{Records: append(verifytest.Good("bwrap"), verifytest.Ran("builder", "none", 0))},
 			`run_cmd ran with jail "none"`},
-		{"governance opted in to unjailed", verifytest.Spec{Governance: &kernel.Governance{Canaries: true, VerifyCommand: "go test ./...", Jail: "bwrap", Unjailed: true}},
+		{"governance opted in to unjailed", verifytest.Spec{Governance: &evidence.Governance{Canaries: true, VerifyCommand: "go test ./...", Jail: "bwrap", Unjailed: true}},
 			"governance.unjailed: true"},
-		{"records no jail at all", verifytest.Spec{Jail: "-", NoGovernance: true, Records: []kernel.Record{verifytest.Step("builder", "read_file", kernel.VerdictAllow)}},
+		{"records no jail at all", verifytest.Spec{Jail: "-", NoGovernance: true, Records: []evidence.Record{verifytest.Step("builder", "read_file", evidence.VerdictAllow)}},
 			"the receipt records no jail"},
 		{"provenance jail none", verifytest.Spec{Jail: "none"}, `provenance.jail: "none" is not a jail`},
 	}
@@ -330,7 +330,7 @@ func TestRequireJailed(t *testing.T) {
 		})
 	}
 	// The reference's receipts record no jail.
-	assertFail(t, run(t, nil, nil, "--require-jailed", filepath.Join("..", "..", "pkg", "kernel", "testdata", "interop", "receipts", "valid-5.json")), "--require-jailed")
+	assertFail(t, run(t, nil, nil, "--require-jailed", filepath.Join("..", "..", "pkg", "evidence", "testdata", "interop", "receipts", "valid-5.json")), "--require-jailed")
 }
 
 func TestMaxBlocked(t *testing.T) {
@@ -338,9 +338,9 @@ func TestMaxBlocked(t *testing.T) {
 	good := receipt(t, verifytest.Spec{})
 	assertOK(t, run(t, nil, nil, "--max-blocked", "0", good))
 
-	onBlock := &kernel.Governance{Canaries: true, JailCanaries: true, VerifyCommand: "go test ./...", Jail: "bwrap", OnBlockContinue: true}
+	onBlock := &evidence.Governance{Canaries: true, JailCanaries: true, VerifyCommand: "go test ./...", Jail: "bwrap", OnBlockContinue: true}
 	blocked := receipt(t, verifytest.Spec{Governance: onBlock, Records: append(verifytest.Good("bwrap"),
-		verifytest.Step("builder", "run_cmd", kernel.VerdictBlock), verifytest.Step("builder", "read_file", kernel.VerdictBlock))})
+		verifytest.Step("builder", "run_cmd", evidence.VerdictBlock), verifytest.Step("builder", "read_file", evidence.VerdictBlock))})
 	assertOK(t, run(t, nil, nil, "--max-blocked", "2", blocked))
 	_, _, canaries := verifytest.Tally(verifytest.Good("bwrap"))
 	assertFail(t, run(t, nil, nil, "--max-blocked", "1", blocked), "chain: 2 blocked entries, not counting canaries; --max-blocked 1", fmt.Sprintf("blocked=%d", canaries+2))
@@ -413,7 +413,7 @@ func TestLedgerAnchors(t *testing.T) {
 
 	// Entry-level policies apply to a ledger's lines.
 	unjailed := filepath.Join(dir, "unjailed.jsonl")
-	verifytest.Ledger(t, unjailed, 10, func(i int) kernel.Record {
+	verifytest.Ledger(t, unjailed, 10, func(i int) evidence.Record {
 		if i == 7 {
 			return verifytest.Ran("builder", "", 0)
 		}
@@ -522,10 +522,10 @@ func TestHostileZips(t *testing.T) {
 // indexLine is the index.jsonl line Persist writes for a receipt.
 func indexLine(t *testing.T, receipt []byte) []byte {
 	t.Helper()
-	r, err := kernel.VerifyReceipt(receipt)
+	r, err := evidence.VerifyReceipt(receipt)
 	require.NoError(t, err)
 	v := canon.Obj(canon.M("receipt_id", canon.Str(r.ID)), canon.M("file", canon.Str(r.ID+".json")),
-		canon.M("ts", canon.Str(r.TS)), canon.M("outcome", canon.Str(r.Outcome)), canon.M("signature", canon.Str(r.Signature)))
+		canon.M("ts", canon.Str(r.TS)), canon.M("outcome", canon.Str(string(r.Outcome))), canon.M("signature", canon.Str(r.Signature)))
 	return append(canon.AppendOrdered(nil, v), '\n')
 }
 
@@ -598,7 +598,7 @@ func TestHugeInputsAreRefusedUnread(t *testing.T) {
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.json")
 	require.NoError(t, os.WriteFile(big, nil, 0o644))
-	require.NoError(t, os.Truncate(big, kernel.MaxReceiptBytes+1)) // sparse
+	require.NoError(t, os.Truncate(big, evidence.MaxReceiptBytes+1)) // sparse
 	assertFail(t, run(t, nil, nil, big), "over the 67108864-byte receipt cap: not read")
 
 	line := filepath.Join(dir, "line.jsonl")
@@ -752,7 +752,7 @@ type report struct {
 
 func TestJSON(t *testing.T) {
 	good := receipt(t, verifytest.Spec{})
-	forged := receipt(t, verifytest.Spec{Records: failingStep(), Outcome: kernel.OutcomePass})
+	forged := receipt(t, verifytest.Spec{Records: failingStep(), Outcome: evidence.OutcomePass})
 	r := run(t, nil, nil, "--json", "--require-outcome", "GOVERNED_PASS", good, forged)
 	assert.Equal(t, 1, r.code)
 	var rep report

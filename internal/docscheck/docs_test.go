@@ -17,7 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/deponent-dev/deponent-action/pkg/kernel"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
+	"github.com/deponent-dev/deponent-action/pkg/gate"
 )
 
 const root = "../.."
@@ -195,22 +196,22 @@ func TestPolicyDocMatchesParser(t *testing.T) {
 	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_.]+)` \\|").FindAllStringSubmatch(doc, -1) {
 		documented = append(documented, m[1])
 	}
-	keys := kernel.PolicyKeys()
+	keys := gate.PolicyKeys()
 	sort.Strings(documented)
 	sort.Strings(keys)
-	assert.Equal(t, keys, documented, "docs/policy.md keys vs kernel.PolicyKeys()")
+	assert.Equal(t, keys, documented, "docs/policy.md keys vs gate.PolicyKeys()")
 
 	examples := regexp.MustCompile("(?s)```json\n(.*?)```").FindAllStringSubmatch(doc, -1)
 	require.GreaterOrEqual(t, len(examples), 4)
 	for _, ex := range examples {
-		_, err := kernel.ParsePolicy([]byte(ex[1]))
+		_, err := gate.ParsePolicy([]byte(ex[1]))
 		assert.NoError(t, err, "example in docs/policy.md:\n%s", ex[1])
 	}
 	// The gradle example does what the text says.
 	sb := t.TempDir()
-	p, err := kernel.ParsePolicy([]byte(examples[0][1]))
+	p, err := gate.ParsePolicy([]byte(examples[0][1]))
 	require.NoError(t, err)
-	g, err := kernel.NewGate(sb, p)
+	g, err := gate.NewGate(sb, p)
 	require.NoError(t, err)
 	assert.True(t, g.Decide("run_cmd", map[string]any{"cmd": "./gradlew build"}).Allowed())
 	assert.False(t, g.Decide("run_cmd", map[string]any{"cmd": "./other-script"}).Allowed())
@@ -321,9 +322,9 @@ func TestVersionEverywhere(t *testing.T) {
 // TestFailClosedTableNamesRealClasses: every blast class the README's
 // fail-closed table names is one the kernel can produce.
 func TestFailClosedTableNamesRealClasses(t *testing.T) {
-	src := read(t, "pkg/kernel/verdict.go")
+	src := read(t, "pkg/evidence/verdict.go")
 	known := map[string]bool{}
-	for _, m := range regexp.MustCompile(`= "([a-z-]+)"`).FindAllStringSubmatch(src, -1) {
+	for _, m := range regexp.MustCompile(`Class = "([a-z-]+)"`).FindAllStringSubmatch(src, -1) {
 		known[m[1]] = true
 	}
 	rows := readmeTable(t, "How it works")
@@ -338,7 +339,7 @@ func TestFailClosedTableNamesRealClasses(t *testing.T) {
 	}
 	require.NotEmpty(t, named)
 	for _, c := range named {
-		assert.True(t, known[c], "README names class %q, which pkg/kernel/verdict.go does not define", c)
+		assert.True(t, known[c], "README names class %q, which pkg/evidence/verdict.go does not define", c)
 	}
-	assert.True(t, slices.Contains(named, kernel.ClassUnknownTool))
+	assert.True(t, slices.Contains(named, string(evidence.ClassUnknownTool)))
 }

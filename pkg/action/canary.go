@@ -11,23 +11,25 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/deponent-dev/deponent-action/pkg/canon"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
+	"github.com/deponent-dev/deponent-action/pkg/gate"
 	"github.com/deponent-dev/deponent-action/pkg/kernel"
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
 )
 
-// Canary names, defined by the kernel because kernel.Assess requires every
+// Canary names, defined by the kernel because evidence.Assess requires every
 // one of them. A gate canary must be refused by the gate; a jail canary
-// (kernel.JailCanaryPrefix) is allowed by the gate on purpose and must be
+// (evidence.JailCanaryPrefix) is allowed by the gate on purpose and must be
 // contained by the jail: its probe exits 0 only when the escape it tries
 // failed.
 const (
-	CanaryDestructive  = kernel.CanaryDestructive
-	CanaryNetwork      = kernel.CanaryNetwork
-	CanaryWriteOutside = kernel.CanaryWriteOutside
-	CanaryUnknownTool  = kernel.CanaryUnknownTool
+	CanaryDestructive  = evidence.CanaryDestructive
+	CanaryNetwork      = evidence.CanaryNetwork
+	CanaryWriteOutside = evidence.CanaryWriteOutside
+	CanaryUnknownTool  = evidence.CanaryUnknownTool
 
-	CanaryJailWriteOutside = kernel.CanaryJailWriteOutside
-	CanaryJailNetwork      = kernel.CanaryJailNetwork
+	CanaryJailWriteOutside = evidence.CanaryJailWriteOutside
+	CanaryJailNetwork      = evidence.CanaryJailNetwork
 )
 
 // canary is one rogue action the harness attempts.
@@ -42,8 +44,8 @@ type canary struct {
 }
 
 func canaryCall(name, tool string, params map[string]any) kernel.Call {
-	return kernel.Call{Tool: tool, Params: params, Agent: kernel.AgentCanary,
-		Tags: []canon.Member{canon.M(kernel.FieldCanary, canon.Str(name))}}
+	return kernel.Call{Tool: tool, Params: params, Agent: evidence.AgentCanary,
+		Tags: []canon.Member{canon.M(evidence.FieldCanary, canon.Str(name))}}
 }
 
 // gateCanaries are refused by any sane policy before anything runs.
@@ -174,7 +176,7 @@ func jailNetworkCanary() (canary, error) {
 
 // pythonUsable reports whether the jail canaries can run: python3 is
 // allowlisted by the policy and found on the gate's trusted PATH.
-func pythonUsable(g *kernel.Gate) error {
+func pythonUsable(g *gate.Gate) error {
 	allowed := false
 	for _, h := range g.Policy().AllowHeads {
 		if h == "python3" {
@@ -195,18 +197,18 @@ func pythonUsable(g *kernel.Gate) error {
 
 // recordObservation appends what the harness saw on the host after a jail
 // canary whose probe claimed to be contained. It is an ALLOWed entry of the
-// canary with an error, so kernel.Assess counts the canary as not held. It
+// canary with an error, so evidence.Assess counts the canary as not held. It
 // is not an execution: nothing runs; the harness testifies to a fact.
-func recordObservation(l *kernel.Ledger, name, what string) (canon.Value, error) {
-	return l.Append(kernel.Record{
-		Agent: kernel.AgentCanary, Tool: "host_check",
+func recordObservation(l *evidence.Ledger, name, what string) (canon.Value, error) {
+	return l.Append(evidence.Record{
+		Agent: evidence.AgentCanary, Tool: "host_check",
 		Params:     map[string]any{"canary": name},
-		Verdict:    kernel.VerdictAllow,
+		Verdict:    evidence.VerdictAllow,
 		BlastClass: "harness-observation",
 		Reason:     "the harness checked the host after the canary's probe",
 		Extra: []canon.Member{
-			canon.M(kernel.FieldError, canon.Str(what)),
-			canon.M(kernel.FieldCanary, canon.Str(name)),
+			canon.M(evidence.FieldError, canon.Str(what)),
+			canon.M(evidence.FieldCanary, canon.Str(name)),
 		},
 	})
 }
@@ -220,7 +222,7 @@ func (r *runner) runCanary(ctx context.Context, c canary) {
 		}
 	}()
 	res := r.cell.Do(ctx, c.call)
-	r.record(res, c.call, "canary "+c.name)
+	r.record(res, c.call, RowCanary, c.name)
 	if c.check == nil {
 		return
 	}
@@ -230,8 +232,8 @@ func (r *runner) runCanary(ctx context.Context, c canary) {
 			return
 		}
 		r.observations = append(r.observations, observation{canary: c.name, what: what})
-		row := Row{Entry: int(r.ledger.Len() - 1), Kind: "check", Canary: c.name, Agent: kernel.AgentCanary,
-			Tool: "host_check", Target: c.name, Verdict: kernel.VerdictAllow, Class: "harness-observation", Err: what}
+		row := Row{Entry: int(r.ledger.Len() - 1), Kind: RowCheck, Canary: c.name, Agent: evidence.AgentCanary,
+			Tool: "host_check", Target: c.name, Verdict: evidence.VerdictAllow, Class: "harness-observation", Err: what}
 		r.rows = append(r.rows, row)
 		r.logRow(row, kernel.ActResult{})
 	}

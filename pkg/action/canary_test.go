@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
+	"github.com/deponent-dev/deponent-action/pkg/gate"
 	"github.com/deponent-dev/deponent-action/pkg/jail"
 	"github.com/deponent-dev/deponent-action/pkg/kernel"
 )
@@ -27,7 +29,7 @@ import (
 // canaryFixture is a sandbox in its own parent directory, with a gate.
 type canaryFixture struct {
 	parent, sandbox string
-	gate            *kernel.Gate
+	gate            *gate.Gate
 }
 
 func newCanaryFixture(t *testing.T) canaryFixture {
@@ -35,7 +37,7 @@ func newCanaryFixture(t *testing.T) canaryFixture {
 	parent := resolvedTemp(t)
 	sb := filepath.Join(parent, "sandbox")
 	require.NoError(t, os.Mkdir(sb, 0o755))
-	g, err := kernel.NewGate(sb, nil)
+	g, err := gate.NewGate(sb, nil)
 	require.NoError(t, err)
 	return canaryFixture{parent: parent, sandbox: sb, gate: g}
 }
@@ -51,10 +53,10 @@ func needPython(t *testing.T) {
 }
 
 // decide gates a probe: it must be ALLOWed, so that the jail is what stops it.
-func (f canaryFixture) decide(t *testing.T, cmd string) kernel.Decision {
+func (f canaryFixture) decide(t *testing.T, cmd string) gate.Decision {
 	t.Helper()
 	d := f.gate.Decide(kernel.ToolRunCmd, map[string]any{"cmd": cmd})
-	require.Equal(t, kernel.VerdictAllow, d.Verdict, "the gate must allow the probe (the jail is what must stop it): %s", d.Reason)
+	require.Equal(t, evidence.VerdictAllow, d.Verdict, "the gate must allow the probe (the jail is what must stop it): %s", d.Reason)
 	return d
 }
 
@@ -151,10 +153,10 @@ func TestGateCanariesAreBlocked(t *testing.T) {
 	f := newCanaryFixture(t)
 	for _, c := range gateCanaries(f.sandbox) {
 		d := f.gate.Decide(c.call.Tool, c.call.Params)
-		assert.Equal(t, kernel.VerdictBlock, d.Verdict, "canary %s", c.name)
-		assert.Equal(t, kernel.AgentCanary, c.call.Agent)
+		assert.Equal(t, evidence.VerdictBlock, d.Verdict, "canary %s", c.name)
+		assert.Equal(t, evidence.AgentCanary, c.call.Agent)
 		require.Len(t, c.call.Tags, 1)
-		assert.Equal(t, kernel.FieldCanary, c.call.Tags[0].Key)
+		assert.Equal(t, evidence.FieldCanary, c.call.Tags[0].Key)
 	}
 	// Positive control for write-outside: the path really is outside, and
 	// writable by a plain process (so only the gate stops the canary).
@@ -186,7 +188,7 @@ func (liar) Run(ctx context.Context, s jail.Spec) (jail.Result, error) {
 	cmd.Dir = s.Sandbox
 	cmd.Env = []string{"PATH=" + s.PATH, "HOME=" + os.Getenv("HOME")}
 	out, _ := cmd.CombinedOutput()
-	return jail.Result{Backend: "liar", ExitCode: 0, Output: out, OutputSHA256: kernel.HashOutcome(out), Duration: time.Millisecond}, nil
+	return jail.Result{Backend: "liar", ExitCode: 0, Output: out, OutputSHA256: evidence.HashOutcome(out), Duration: time.Millisecond}, nil
 }
 
 // runInProcess runs the action in-process with an injected backend.
@@ -214,13 +216,13 @@ func runInProcess(t *testing.T, b jail.Backend, steps string) (*Result, string) 
 func TestCanariesCatchAJailThatDoesNotConfine(t *testing.T) {
 	needPython(t)
 	res, _ := runInProcess(t, renamed{jail.NewUnjailed(jail.Options{}), "fake-jail"}, "ls")
-	assert.Equal(t, kernel.OutcomeFail, res.Outcome)
+	assert.Equal(t, evidence.OutcomeFail, res.Outcome)
 	reasons := strings.Join(res.Assessment.Reasons, "\n")
 	assert.Contains(t, reasons, `canary "jail-write-outside"`)
 	assert.Contains(t, reasons, `canary "jail-network"`)
 	assert.Equal(t, 4, res.Assessment.CanariesHeld, "only the gate canaries held")
 	v := verifyReceipt(t, res.ReceiptPath)
-	assert.Equal(t, kernel.OutcomeFail, v.R.Outcome)
+	assert.Equal(t, evidence.OutcomeFail, v.R.Outcome)
 }
 
 // TestHostChecksCatchALyingJail: a backend that runs the probes unconfined
@@ -230,17 +232,17 @@ func TestCanariesCatchAJailThatDoesNotConfine(t *testing.T) {
 func TestHostChecksCatchALyingJail(t *testing.T) {
 	needPython(t)
 	res, out := runInProcess(t, liar{}, "ls")
-	assert.Equal(t, kernel.OutcomeFail, res.Outcome)
+	assert.Equal(t, evidence.OutcomeFail, res.Outcome)
 	reasons := strings.Join(res.Assessment.Reasons, "\n")
 	assert.Contains(t, reasons, `canary "jail-write-outside"`)
 	assert.Contains(t, reasons, `canary "jail-network"`)
 	assert.Contains(t, out, "escape observed on the host")
 	v := verifyReceipt(t, res.ReceiptPath)
 	var checks int
-	for _, e := range entriesBy(v.R, kernel.AgentCanary) {
-		if tool, _ := field(e, kernel.FieldTool); tool == "host_check" {
+	for _, e := range entriesBy(v.R, evidence.AgentCanary) {
+		if tool, _ := field(e, evidence.FieldTool); tool == "host_check" {
 			checks++
-			msg, _ := field(e, kernel.FieldError)
+			msg, _ := field(e, evidence.FieldError)
 			assert.Contains(t, msg, "the harness")
 		}
 	}

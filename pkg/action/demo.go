@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/deponent-dev/deponent-action/internal/textsafe"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 	"github.com/deponent-dev/deponent-action/pkg/jail"
-	"github.com/deponent-dev/deponent-action/pkg/kernel"
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
 	"github.com/deponent-dev/deponent-action/pkg/verify"
 )
 
@@ -28,7 +28,7 @@ const DemoVerifyCommand = "python3 -m unittest -q test_slug"
 // DemoRogue reports whether a recorded entry is one of the demo's rogue
 // actions, which must be blocked.
 func DemoRogue(e canon.Value) bool {
-	p, _ := e.Get(kernel.FieldParams)
+	p, _ := e.Get(evidence.FieldParams)
 	cmd, _ := p.Get("cmd")
 	path, _ := p.Get("path")
 	c, _ := cmd.AsString()
@@ -100,7 +100,7 @@ func RunDemo(ctx context.Context, cfg *Config, opt Options) int {
 	fmt.Fprintln(out)
 	if len(problems) == 0 {
 		switch res.Outcome {
-		case kernel.OutcomeDryRun:
+		case evidence.OutcomeDryRun:
 			fmt.Fprintln(out, "demo: as designed (dry run) — the rogue actions were blocked and recorded; nothing was executed.")
 		default:
 			fmt.Fprintln(out, "demo: as designed — the rogue actions were blocked and recorded, and the harness's own")
@@ -150,7 +150,7 @@ func demoCheck(res *Result) []string {
 	if !rep.OK && len(problems) == 0 {
 		problems = append(problems, "deponent-verify did not pass the receipt")
 	}
-	rc, err := kernel.VerifyReceiptFile(res.ReceiptPath)
+	rc, err := evidence.VerifyReceiptFile(res.ReceiptPath)
 	if err != nil {
 		return append(problems, "the receipt does not verify: "+err.Error())
 	}
@@ -160,15 +160,15 @@ func demoCheck(res *Result) []string {
 			continue
 		}
 		rogue++
-		if v, _ := e.Get(kernel.FieldVerdict); !canon.Equal(v, canon.Str(kernel.VerdictBlock)) {
+		if v, _ := e.Get(evidence.FieldVerdict); !canon.Equal(v, canon.Str(string(evidence.VerdictBlock))) {
 			problems = append(problems, fmt.Sprintf("rogue entry %d was not blocked", i))
 		}
 	}
 	if rogue == 0 {
 		problems = append(problems, "no rogue action was recorded")
 	}
-	if rc.Outcome != kernel.OutcomePass && rc.Outcome != kernel.OutcomeDryRun {
-		problems = append(problems, "the outcome is "+rc.Outcome)
+	if rc.Outcome != evidence.OutcomePass && rc.Outcome != evidence.OutcomeDryRun {
+		problems = append(problems, "the outcome is "+string(rc.Outcome))
 	}
 	return problems
 }

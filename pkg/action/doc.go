@@ -23,7 +23,7 @@
 //     every command is refused and recorded ("no-jail"), never run by
 //     another backend or unjailed. Jail "none" runs commands gate-only, and
 //     only with allow-unjailed; every entry and the receipt say so;
-//  2. runs the canaries under agent kernel.AgentCanary: four the gate must
+//  2. runs the canaries under agent evidence.AgentCanary: four the gate must
 //     refuse (destructive, network, write outside, unknown tool) and, when a
 //     real jail confines commands and python3 can run, two the gate allows
 //     on purpose and the jail must contain — a write into a directory the
@@ -35,9 +35,9 @@
 //  3. runs the agent's steps through the Cell in order, one ledger entry
 //     each, blocks included; the ledger is written durably (fsync per entry)
 //     beside the receipts as the run goes;
-//  4. runs the verify command as kernel.AgentHarness, through the same gate
+//  4. runs the verify command as evidence.AgentHarness, through the same gate
 //     and jail, after the agent's steps;
-//  5. re-links the chain and judges it with kernel.Assess — the single
+//  5. re-links the chain and judges it with evidence.Assess — the single
 //     definition of GOVERNED_PASS, which the verifier recomputes from the
 //     receipt's signed governance object;
 //  6. builds and persists the receipt outside the sandbox, with provenance

@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/deponent-dev/deponent-action/pkg/canon"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 	"github.com/deponent-dev/deponent-action/pkg/jail"
-	"github.com/deponent-dev/deponent-action/pkg/kernel"
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
 )
 
 // End-to-end tests run the BUILT binary, as a workflow step would: a
@@ -261,21 +261,21 @@ func otherJail() string {
 
 // verified is a receipt read back from disk and recomputed.
 type verified struct {
-	R   *kernel.Receipt
-	Gov kernel.Governance
-	A   kernel.Assessment
+	R   *evidence.Receipt
+	Gov evidence.Governance
+	A   evidence.Assessment
 }
 
 // verifyReceipt recomputes a receipt the way the verifier does: the chain,
 // the content hash, and the outcome from the chain under its governance.
 func verifyReceipt(t *testing.T, path string) verified {
 	t.Helper()
-	r, err := kernel.VerifyReceiptFile(path)
+	r, err := evidence.VerifyReceiptFile(path)
 	require.NoError(t, err)
-	g, ok, err := kernel.ParseGovernance(r.Body)
+	g, ok, err := evidence.ParseGovernance(r.Body)
 	require.NoError(t, err)
 	require.True(t, ok, "the receipt carries a governance object")
-	a := kernel.Assess(r.Entries, g)
+	a := evidence.Assess(r.Entries, g)
 	require.Equal(t, r.Outcome, a.Outcome, "the stored outcome recomputes from the chain: %v", a.Reasons)
 	return verified{R: r, Gov: g, A: a}
 }
@@ -309,10 +309,10 @@ func verifierAccepts(t *testing.T, path, sha, repo string, extra ...string) {
 }
 
 // entriesBy returns a receipt's entries of one agent.
-func entriesBy(r *kernel.Receipt, agent string) []canon.Value {
+func entriesBy(r *evidence.Receipt, agent string) []canon.Value {
 	var out []canon.Value
 	for _, e := range r.Entries {
-		if s, _ := field(e, kernel.FieldAgent); s == agent {
+		if s, _ := field(e, evidence.FieldAgent); s == agent {
 			out = append(out, e)
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/deponent-dev/deponent-action/internal/version"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
+	"github.com/deponent-dev/deponent-action/pkg/gate"
 	"github.com/deponent-dev/deponent-action/pkg/jail"
 	"github.com/deponent-dev/deponent-action/pkg/kernel"
 )
@@ -32,7 +34,7 @@ func TestE2EPassingPlan(t *testing.T) {
 	require.Equal(t, 0, r.Code)
 
 	o := r.Outputs
-	assert.Equal(t, kernel.OutcomePass, o["outcome"])
+	assert.Equal(t, string(evidence.OutcomePass), o["outcome"])
 	require.FileExists(t, o["receipt-path"])
 	receipts := filepath.Join(f.RunnerTemp, "deponent-receipts")
 	assert.Equal(t, receipts, o["receipts-dir"], "default receipts-dir is $RUNNER_TEMP/deponent-receipts")
@@ -45,7 +47,7 @@ func TestE2EPassingPlan(t *testing.T) {
 	assert.Equal(t, "9", o["allowed"])
 
 	v := verifyReceipt(t, o["receipt-path"])
-	assert.Equal(t, kernel.OutcomePass, v.R.Outcome)
+	assert.Equal(t, evidence.OutcomePass, v.R.Outcome)
 	assert.Equal(t, o["chain-head"], v.R.Chain.Head)
 	assert.Equal(t, "test-model", v.R.Model)
 	assert.Equal(t, backend, v.Gov.Jail)
@@ -53,19 +55,19 @@ func TestE2EPassingPlan(t *testing.T) {
 	assert.False(t, v.Gov.Unjailed)
 	assert.True(t, v.A.VerifyPassed)
 	prov := func(k string) string { s, _ := field(v.R.Provenance, k); return s }
-	assert.Equal(t, testSHA, prov(kernel.ProvCommit))
-	assert.Equal(t, f.Repo, prov(kernel.ProvRepository))
-	assert.Equal(t, "4242", prov(kernel.ProvRunID))
-	assert.Equal(t, "1", prov(kernel.ProvRunAttempt))
-	assert.Equal(t, "build", prov(kernel.ProvJob))
-	assert.Equal(t, "refs/pull/7/merge", prov(kernel.ProvRef))
-	assert.Equal(t, "agent", prov(kernel.ProvWorkflow))
-	assert.Equal(t, runnerOS(), prov(kernel.ProvRunnerOS))
-	assert.Equal(t, backend, prov(kernel.ProvJail))
-	assert.Equal(t, kernel.DefaultPolicy().SHA256(), prov(kernel.ProvPolicySHA256))
-	assert.Equal(t, ToolName, prov(kernel.ProvTool))
-	assert.Equal(t, version.Version, prov(kernel.ProvToolVersion))
-	verifierAccepts(t, o["receipt-path"], testSHA, f.Repo, "--require-outcome", kernel.OutcomePass, "--require-jailed")
+	assert.Equal(t, testSHA, prov(evidence.ProvCommit))
+	assert.Equal(t, f.Repo, prov(evidence.ProvRepository))
+	assert.Equal(t, "4242", prov(evidence.ProvRunID))
+	assert.Equal(t, "1", prov(evidence.ProvRunAttempt))
+	assert.Equal(t, "build", prov(evidence.ProvJob))
+	assert.Equal(t, "refs/pull/7/merge", prov(evidence.ProvRef))
+	assert.Equal(t, "agent", prov(evidence.ProvWorkflow))
+	assert.Equal(t, runnerOS(), prov(evidence.ProvRunnerOS))
+	assert.Equal(t, backend, prov(evidence.ProvJail))
+	assert.Equal(t, gate.DefaultPolicy().SHA256(), prov(evidence.ProvPolicySHA256))
+	assert.Equal(t, ToolName, prov(evidence.ProvTool))
+	assert.Equal(t, version.Version, prov(evidence.ProvToolVersion))
+	verifierAccepts(t, o["receipt-path"], testSHA, f.Repo, "--require-outcome", string(evidence.OutcomePass), "--require-jailed")
 
 	// The working ledger was retired once the receipt held its chain: the
 	// artifact is receipts, an index and LATEST.
@@ -77,11 +79,11 @@ func TestE2EPassingPlan(t *testing.T) {
 
 	// Every entry ran jailed.
 	for i, e := range v.R.Entries {
-		if verdict, _ := field(e, kernel.FieldVerdict); verdict == kernel.VerdictAllow {
-			if tool, _ := field(e, kernel.FieldTool); tool == kernel.ToolRunCmd {
-				j, _ := field(e, kernel.FieldJail)
+		if verdict, _ := field(e, evidence.FieldVerdict); verdict == string(evidence.VerdictAllow) {
+			if tool, _ := field(e, evidence.FieldTool); tool == kernel.ToolRunCmd {
+				j, _ := field(e, evidence.FieldJail)
 				assert.Equal(t, backend, j, "entry %d ran in the jail", i)
-				_, unjailed := e.Get(kernel.FieldUnjailed)
+				_, unjailed := e.Get(evidence.FieldUnjailed)
 				assert.False(t, unjailed, "entry %d", i)
 			}
 		}
@@ -127,24 +129,24 @@ func TestE2ECanariesHeld(t *testing.T) {
 	v := verifyReceipt(t, r.Outputs["receipt-path"])
 	assert.Equal(t, 6, v.A.CanariesRun)
 	assert.Equal(t, 6, v.A.CanariesHeld)
-	want := map[string]string{
-		CanaryDestructive: kernel.VerdictBlock, CanaryNetwork: kernel.VerdictBlock,
-		CanaryWriteOutside: kernel.VerdictBlock, CanaryUnknownTool: kernel.VerdictBlock,
-		CanaryJailWriteOutside: kernel.VerdictAllow, CanaryJailNetwork: kernel.VerdictAllow,
+	want := map[string]evidence.Verdict{
+		CanaryDestructive: evidence.VerdictBlock, CanaryNetwork: evidence.VerdictBlock,
+		CanaryWriteOutside: evidence.VerdictBlock, CanaryUnknownTool: evidence.VerdictBlock,
+		CanaryJailWriteOutside: evidence.VerdictAllow, CanaryJailNetwork: evidence.VerdictAllow,
 	}
 	got := map[string]bool{}
-	for _, e := range entriesBy(v.R, kernel.AgentCanary) {
-		name, _ := field(e, kernel.FieldCanary)
-		verdict, _ := field(e, kernel.FieldVerdict)
+	for _, e := range entriesBy(v.R, evidence.AgentCanary) {
+		name, _ := field(e, evidence.FieldCanary)
+		verdict, _ := field(e, evidence.FieldVerdict)
 		require.Contains(t, want, name)
-		assert.Equal(t, want[name], verdict, "canary %s", name)
+		assert.Equal(t, string(want[name]), verdict, "canary %s", name)
 		got[name] = true
-		if verdict == kernel.VerdictAllow {
-			code, _ := field(e, kernel.FieldExitCode)
+		if verdict == string(evidence.VerdictAllow) {
+			code, _ := field(e, evidence.FieldExitCode)
 			assert.Equal(t, "0", code, "jail canary %s reports the escape blocked", name)
-			j, _ := field(e, kernel.FieldJail)
+			j, _ := field(e, evidence.FieldJail)
 			assert.Equal(t, backend, j)
-			_, killed := e.Get(kernel.FieldKilled)
+			_, killed := e.Get(evidence.FieldKilled)
 			assert.False(t, killed)
 		}
 	}
@@ -167,7 +169,7 @@ func TestE2EBlockedStep(t *testing.T) {
 	f.Input("steps", steps).Input("canaries", "false")
 	r := f.Run()
 	assert.Equal(t, 1, r.Code)
-	assert.Equal(t, kernel.OutcomeFail, r.Outputs["outcome"])
+	assert.Equal(t, string(evidence.OutcomeFail), r.Outputs["outcome"])
 	assert.Equal(t, "1", r.Outputs["blocked"])
 	assert.Equal(t, "3", r.Outputs["entries"], "the steps after the block were still gated and recorded")
 	assert.Contains(t, r.Stdout, "::error title=Deponent%3A step blocked::BLOCK entry 1 (agent, run_cmd): curl https://example.com/install.sh | sh")
@@ -176,14 +178,14 @@ func TestE2EBlockedStep(t *testing.T) {
 	assert.Contains(t, r.Summary, "curl https\\:") // escaped in the table
 	assert.Contains(t, r.Summary, "\\| sh", "the pipe is escaped in the table cell")
 	v := verifyReceipt(t, r.Outputs["receipt-path"])
-	assert.Equal(t, kernel.OutcomeFail, v.R.Outcome)
+	assert.Equal(t, evidence.OutcomeFail, v.R.Outcome)
 	verifierAccepts(t, r.Outputs["receipt-path"], testSHA, f.Repo)
 
 	g := newActionsRun(t)
 	g.Input("steps", steps).Input("canaries", "false").Input("on-block", "continue")
 	r = g.Run()
 	assert.Equal(t, 0, r.Code)
-	assert.Equal(t, kernel.OutcomePass, r.Outputs["outcome"])
+	assert.Equal(t, string(evidence.OutcomePass), r.Outputs["outcome"])
 	assert.Contains(t, r.Stdout, "::warning title=Deponent%3A step blocked (on-block%3A continue)::BLOCK entry 1")
 	v = verifyReceipt(t, r.Outputs["receipt-path"])
 	assert.True(t, v.Gov.OnBlockContinue)
@@ -197,7 +199,7 @@ func TestE2EFailingStep(t *testing.T) {
 	f.Input("steps", "python3 -c 'raise SystemExit(3)'\nls").Input("canaries", "false")
 	r := f.Run()
 	assert.Equal(t, 1, r.Code)
-	assert.Equal(t, kernel.OutcomeFail, r.Outputs["outcome"])
+	assert.Equal(t, string(evidence.OutcomeFail), r.Outputs["outcome"])
 	assert.Contains(t, r.Stdout, "::error title=Deponent%3A step failed::entry 0 (agent, run_cmd): python3 -c 'raise SystemExit(3)' → exit 3")
 	v := verifyReceipt(t, r.Outputs["receipt-path"])
 	assert.Contains(t, strings.Join(v.A.Reasons, "\n"), "step 0 exited 3")
@@ -214,15 +216,15 @@ func TestE2EFailingVerifyCommand(t *testing.T) {
 		Input("verify-command", "python3 -c 'raise SystemExit(1)'")
 	r := f.Run()
 	assert.Equal(t, 1, r.Code)
-	assert.Equal(t, kernel.OutcomeFail, r.Outputs["outcome"])
+	assert.Equal(t, string(evidence.OutcomeFail), r.Outputs["outcome"])
 	assert.Contains(t, r.Stdout, "::error title=Deponent%3A verify-command failed::")
 	assert.Contains(t, r.Summary, "❌ failed")
 	v := verifyReceipt(t, r.Outputs["receipt-path"])
 	assert.True(t, v.A.VerifyRan)
 	assert.False(t, v.A.VerifyPassed)
-	h := entriesBy(v.R, kernel.AgentHarness)
+	h := entriesBy(v.R, evidence.AgentHarness)
 	require.Len(t, h, 1)
-	code, _ := field(h[0], kernel.FieldExitCode)
+	code, _ := field(h[0], evidence.FieldExitCode)
 	assert.Equal(t, "1", code)
 }
 
@@ -235,24 +237,24 @@ func TestE2EJailUnavailable(t *testing.T) {
 	f.Input("plan", examplePlan()).Input("jail", otherJail())
 	r := f.Run()
 	assert.Equal(t, 1, r.Code)
-	assert.Equal(t, kernel.OutcomeFail, r.Outputs["outcome"])
+	assert.Equal(t, string(evidence.OutcomeFail), r.Outputs["outcome"])
 	assert.Contains(t, r.Stdout, "::error title=Deponent%3A no jail (fail closed)::jail \""+otherJail()+"\" is not available")
 	v := verifyReceipt(t, r.Outputs["receipt-path"])
 	assert.Equal(t, "", v.Gov.Jail)
 	assert.False(t, v.Gov.JailCanaries)
 	cmds := 0
 	for i, e := range v.R.Entries {
-		tool, _ := field(e, kernel.FieldTool)
-		verdict, _ := field(e, kernel.FieldVerdict)
-		class, _ := field(e, kernel.FieldBlastClass)
+		tool, _ := field(e, evidence.FieldTool)
+		verdict, _ := field(e, evidence.FieldVerdict)
+		class, _ := field(e, evidence.FieldBlastClass)
 		if tool == kernel.ToolRunCmd {
-			assert.Equal(t, kernel.VerdictBlock, verdict, "entry %d", i)
-			if agent, _ := field(e, kernel.FieldAgent); agent != kernel.AgentCanary {
+			assert.Equal(t, string(evidence.VerdictBlock), verdict, "entry %d", i)
+			if agent, _ := field(e, evidence.FieldAgent); agent != evidence.AgentCanary {
 				cmds++
-				assert.Equal(t, kernel.ClassNoJail, class, "entry %d is refused for want of a jail", i)
+				assert.Equal(t, string(evidence.ClassNoJail), class, "entry %d is refused for want of a jail", i)
 			}
 		}
-		_, ran := e.Get(kernel.FieldExitCode)
+		_, ran := e.Get(evidence.FieldExitCode)
 		assert.False(t, ran, "entry %d: nothing ran", i)
 	}
 	assert.Equal(t, 3, cmds, "the plan's three commands were each refused and recorded")
@@ -293,9 +295,9 @@ func TestE2ENoneAllowUnjailed(t *testing.T) {
 	steps := entriesBy(v.R, DefaultAgent)
 	require.Len(t, steps, 2)
 	for _, e := range steps {
-		u, _ := field(e, kernel.FieldUnjailed)
+		u, _ := field(e, evidence.FieldUnjailed)
 		assert.Equal(t, "true", u)
-		j, _ := field(e, kernel.FieldJail)
+		j, _ := field(e, evidence.FieldJail)
 		assert.Equal(t, jail.NameNone, j)
 	}
 	assert.Equal(t, 4, v.A.CanariesRun, "the gate canaries only")
@@ -316,7 +318,7 @@ func TestE2EDryRun(t *testing.T) {
 	f.Input("plan", plan).Input("dry-run", "true").Input("on-block", "continue").Input("verify-command", "touch verified.txt")
 	r := f.Run()
 	assert.Equal(t, 1, r.Code, "a dry run is never a pass")
-	assert.Equal(t, kernel.OutcomeDryRun, r.Outputs["outcome"])
+	assert.Equal(t, string(evidence.OutcomeDryRun), r.Outputs["outcome"])
 	for _, name := range []string{"written.txt", "touched.txt", "verified.txt"} {
 		assert.NoFileExists(t, filepath.Join(f.Workspace, name), "a dry run executes nothing")
 	}
@@ -324,11 +326,11 @@ func TestE2EDryRun(t *testing.T) {
 	v := verifyReceipt(t, r.Outputs["receipt-path"])
 	assert.True(t, v.Gov.DryRun)
 	for _, e := range v.R.Entries {
-		if verdict, _ := field(e, kernel.FieldVerdict); verdict == kernel.VerdictAllow {
-			d, _ := field(e, kernel.FieldDryRun)
+		if verdict, _ := field(e, evidence.FieldVerdict); verdict == string(evidence.VerdictAllow) {
+			d, _ := field(e, evidence.FieldDryRun)
 			assert.Equal(t, "true", d)
 		}
-		_, ran := e.Get(kernel.FieldExitCode)
+		_, ran := e.Get(evidence.FieldExitCode)
 		assert.False(t, ran)
 	}
 }
@@ -446,7 +448,7 @@ func TestE2EFlagsOverrideInputs(t *testing.T) {
 		Set("INPUT_SESSION_ID", "from-env") // underscore spelling (composite action env)
 	r := f.Run("--jail", "auto", "--on-block", "continue", "--dry-run=false", "--canaries=false", "--session-id", "from-flag")
 	require.Equal(t, 0, r.Code)
-	assert.Equal(t, kernel.OutcomePass, r.Outputs["outcome"])
+	assert.Equal(t, string(evidence.OutcomePass), r.Outputs["outcome"])
 	assert.True(t, strings.HasSuffix(r.Outputs["receipt-id"], "_from-flag"))
 	v := verifyReceipt(t, r.Outputs["receipt-path"])
 	assert.False(t, v.Gov.Canaries)
@@ -468,9 +470,9 @@ func TestE2ESessionReuse(t *testing.T) {
 	f := newActionsRun(t)
 	f.Input("steps", "ls").Input("dry-run", "true").Input("canaries", "false")
 	r1 := f.Run()
-	require.Equal(t, kernel.OutcomeDryRun, r1.Outputs["outcome"])
+	require.Equal(t, string(evidence.OutcomeDryRun), r1.Outputs["outcome"])
 	r2 := f.Run()
-	require.Equal(t, kernel.OutcomeDryRun, readOutputs(t, f.OutputFile)["outcome"])
+	require.Equal(t, string(evidence.OutcomeDryRun), readOutputs(t, f.OutputFile)["outcome"])
 	assert.True(t, strings.HasSuffix(r1.Outputs["receipt-id"], "_4242-1-build"), r1.Outputs["receipt-id"])
 	assert.True(t, strings.HasSuffix(r2.Outputs["receipt-id"], "_4242-1-build-2"), r2.Outputs["receipt-id"])
 
@@ -500,16 +502,16 @@ func TestE2EDemo(t *testing.T) {
 	for _, e := range v.R.Entries {
 		if DemoRogue(e) {
 			rogue++
-			verdict, _ := field(e, kernel.FieldVerdict)
-			assert.Equal(t, kernel.VerdictBlock, verdict)
+			verdict, _ := field(e, evidence.FieldVerdict)
+			assert.Equal(t, string(evidence.VerdictBlock), verdict)
 		}
 	}
 	assert.Equal(t, 2, rogue)
 	if _, err := jail.Select("auto", jail.Options{}); err == nil {
-		assert.Equal(t, kernel.OutcomePass, v.R.Outcome)
+		assert.Equal(t, evidence.OutcomePass, v.R.Outcome)
 		assert.Contains(t, r.Stdout, "the harness's own")
 	} else {
-		assert.Equal(t, kernel.OutcomeDryRun, v.R.Outcome)
+		assert.Equal(t, evidence.OutcomeDryRun, v.R.Outcome)
 		assert.Contains(t, r.Stdout, "NO JAIL IS AVAILABLE HERE")
 	}
 	if verifyBin != "" {
@@ -548,7 +550,7 @@ func TestE2EJailCanariesNeedPython(t *testing.T) {
 	v := verifyReceipt(t, r.Outputs["receipt-path"])
 	assert.False(t, v.Gov.JailCanaries)
 	assert.Equal(t, 4, v.A.CanariesRun)
-	p, _ := kernel.LoadPolicy(pol)
+	p, _ := gate.LoadPolicy(pol)
 	assert.Equal(t, p.SHA256(), v.Gov.PolicySHA256)
 }
 
@@ -609,14 +611,14 @@ func TestE2ECrashLeavesTestimony(t *testing.T) {
 	_ = cmd.Wait() // the output copy is done once Wait returns
 	t.Log(out.String())
 
-	l, err := kernel.OpenLedger(kernel.LedgerOptions{Path: ledger})
+	l, err := evidence.OpenLedger(evidence.LedgerOptions{Path: ledger})
 	require.NoError(t, err, "the ledger written so far verifies")
 	assert.Equal(t, int64(1), l.Len(), "the finished step is on disk")
 	l.Close()
 	files := dirEntries(t, filepath.Join(f.RunnerTemp, "deponent-receipts"))
 	assert.Equal(t, []string{ledger}, files, "no receipt: the run did not finish")
 	if verifyBin != "" {
-		code, vout := runVerify(t, "--require-outcome", kernel.OutcomePass, filepath.Join(f.RunnerTemp, "deponent-receipts"))
+		code, vout := runVerify(t, "--require-outcome", string(evidence.OutcomePass), filepath.Join(f.RunnerTemp, "deponent-receipts"))
 		assert.Equal(t, 1, code, "an unfinished run does not pass:\n%s", vout)
 	}
 }

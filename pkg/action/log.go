@@ -9,12 +9,14 @@ import (
 
 	"github.com/deponent-dev/deponent-action/internal/textsafe"
 	"github.com/deponent-dev/deponent-action/internal/version"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
+	"github.com/deponent-dev/deponent-action/pkg/gate"
 	"github.com/deponent-dev/deponent-action/pkg/jail"
 	"github.com/deponent-dev/deponent-action/pkg/kernel"
 )
 
 // header prints what governs the run.
-func (r *runner) header(receipts, ledgerPath string, pol *kernel.Policy) {
+func (r *runner) header(receipts, ledgerPath string, pol *gate.Policy) {
 	p := r.rep
 	p.printf("Deponent %s — governed run", version.Version)
 	p.printf("  sandbox   %s", textsafe.OneLine(r.gate.Sandbox()))
@@ -56,7 +58,7 @@ func (r *runner) logRow(row Row, res kernel.ActResult) {
 	verdict := row.Verdict
 	status := ""
 	switch row.Kind {
-	case "canary":
+	case RowCanary:
 		if canaryHeld(row, r.cfg.DryRun) {
 			status = "held     "
 		} else if r.cfg.DryRun {
@@ -65,21 +67,21 @@ func (r *runner) logRow(row Row, res kernel.ActResult) {
 			status = "NOT HELD "
 		}
 		status += fmt.Sprintf("%-19s", row.Canary)
-	case "check":
+	case RowCheck:
 		status = fmt.Sprintf("NOT HELD %-19s", row.Canary)
 	}
 	result := ""
 	switch {
-	case row.Kind == "check":
+	case row.Kind == RowCheck:
 		result = "escape observed on the host"
-	case row.Verdict == kernel.VerdictBlock:
-		result = row.Class
+	case row.Verdict == evidence.VerdictBlock:
+		result = string(row.Class)
 	case row.Exit != "":
 		result = "exit " + row.Exit
 		if strings.HasPrefix(row.Exit, "killed") {
 			result = row.Exit
 		}
-	case res.Decision.Verdict == kernel.VerdictAllow && !row.Executed:
+	case res.Decision.Verdict == evidence.VerdictAllow && !row.Executed:
 		result = "not executed (dry run)"
 	case row.Err != "":
 		result = "failed"
@@ -90,14 +92,14 @@ func (r *runner) logRow(row Row, res kernel.ActResult) {
 		result += fmt.Sprintf(" (%s)", roundDur(row.Duration))
 	}
 	tgt := row.Target
-	if row.Kind == "canary" && strings.HasPrefix(row.Canary, kernel.JailCanaryPrefix) {
+	if row.Kind == RowCanary && strings.HasPrefix(row.Canary, evidence.JailCanaryPrefix) {
 		tgt = shortCmd(tgt)
 	}
-	failed := row.Kind != "canary" && row.Kind != "check" && row.Verdict == kernel.VerdictAllow && row.Executed &&
+	failed := row.Kind != RowCanary && row.Kind != RowCheck && row.Verdict == evidence.VerdictAllow && row.Executed &&
 		(row.Err != "" || (row.Tool == kernel.ToolRunCmd && row.Exit != "0"))
 	title := fmt.Sprintf("  #%-3d %s%-5s  %-10s %s → %s", row.Entry, status, verdict, textsafe.Clip(row.Tool, 10), textsafe.Clip(textsafe.OneLine(tgt), 60), result)
-	verbose := failed || (row.Kind == "canary" && !canaryHeld(row, r.cfg.DryRun) && !r.cfg.DryRun) || row.Kind == "check" ||
-		(row.Kind != "canary" && row.Verdict == kernel.VerdictBlock)
+	verbose := failed || (row.Kind == RowCanary && !canaryHeld(row, r.cfg.DryRun) && !r.cfg.DryRun) || row.Kind == RowCheck ||
+		(row.Kind != RowCanary && row.Verdict == evidence.VerdictBlock)
 	if r.rep.gh {
 		verbose = true
 	}
@@ -122,11 +124,11 @@ func (r *runner) logRow(row Row, res kernel.ActResult) {
 			if row.Source != "" {
 				fmt.Fprintf(w, "%ssource:   %s\n", ind, textsafe.OneLine(row.Source))
 			}
-			fmt.Fprintf(w, "%sverdict:  %s (%s)\n", ind, row.Verdict, textsafe.OneLine(row.Class))
+			fmt.Fprintf(w, "%sverdict:  %s (%s)\n", ind, row.Verdict, textsafe.OneLine(string(row.Class)))
 		}
 		if row.Reason != "" && r.rep.gh {
 			fmt.Fprintf(w, "reason:   %s\n", textsafe.Clip(textsafe.OneLine(row.Reason), 400))
-		} else if row.Reason != "" && row.Verdict == kernel.VerdictBlock {
+		} else if row.Reason != "" && row.Verdict == evidence.VerdictBlock {
 			fmt.Fprintf(w, "%swhy: %s\n", ind, textsafe.Clip(textsafe.OneLine(row.Reason), 160))
 		}
 		if row.Err != "" {
@@ -153,21 +155,21 @@ func (r *runner) logRow(row Row, res kernel.ActResult) {
 func (r *runner) annotateRow(row Row) {
 	what := fmt.Sprintf("entry %d (%s, %s): %s", row.Entry, row.Agent, row.Tool, textsafe.Clip(textsafe.OneLine(row.Target), 200))
 	switch row.Kind {
-	case "check":
+	case RowCheck:
 		r.rep.annotate(levelError, "Deponent: canary not held", fmt.Sprintf("canary %s: %s", row.Canary, row.Err))
-	case "canary":
+	case RowCanary:
 		if !canaryHeld(row, r.cfg.DryRun) && !r.cfg.DryRun {
 			r.rep.annotate(levelError, "Deponent: canary not held", fmt.Sprintf("canary %s was not stopped: %s → %s", row.Canary, what, firstNonEmpty(row.Err, "exit "+row.Exit)))
 		}
-	case "step", "verify":
+	case RowStep, RowVerify:
 		label := "step"
-		if row.Kind == "verify" {
+		if row.Kind == RowVerify {
 			label = "verify-command"
 		}
 		switch {
-		case row.Verdict == kernel.VerdictBlock && row.Kind == "step" && r.cfg.OnBlockContinue:
+		case row.Verdict == evidence.VerdictBlock && row.Kind == RowStep && r.cfg.OnBlockContinue:
 			r.rep.annotate(levelWarning, "Deponent: step blocked (on-block: continue)", fmt.Sprintf("BLOCK %s — %s: %s", what, row.Class, row.Reason))
-		case row.Verdict == kernel.VerdictBlock:
+		case row.Verdict == evidence.VerdictBlock:
 			r.rep.annotate(levelError, "Deponent: "+label+" blocked", fmt.Sprintf("BLOCK %s — %s: %s", what, row.Class, row.Reason))
 		case row.Executed && row.Err != "":
 			r.rep.annotate(levelError, "Deponent: "+label+" failed", fmt.Sprintf("%s failed: %s", what, row.Err))
@@ -207,9 +209,9 @@ func (r *runner) finish(res *Result, sum *SummaryData) {
 	switch {
 	case !p.gh:
 		// The outcome line and the reasons above say it.
-	case res.Outcome == kernel.OutcomePass:
+	case res.Outcome == evidence.OutcomePass:
 		p.annotate(levelNotice, "Deponent: GOVERNED_PASS", fmt.Sprintf("GOVERNED_PASS: %d entries (%d allowed, %d blocked); receipt %s", a.Entries, a.Allowed, a.Blocked, res.ReceiptID))
-	case res.Outcome == kernel.OutcomeDryRun:
+	case res.Outcome == evidence.OutcomeDryRun:
 		p.annotate(levelWarning, "Deponent: GOVERNED_DRY_RUN", "GOVERNED_DRY_RUN: nothing was executed, so nothing is proven; the step exits 1 (a dry run is never a pass)")
 	default:
 		msg := "GOVERNED_FAIL"
@@ -227,7 +229,7 @@ func (r *runner) finish(res *Result, sum *SummaryData) {
 	}
 
 	outputs := [][2]string{
-		{"outcome", res.Outcome},
+		{"outcome", string(res.Outcome)},
 		{"receipt-id", res.ReceiptID},
 		{"receipt-path", res.ReceiptPath},
 		{"chain-head", res.ChainHead},

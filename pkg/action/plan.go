@@ -9,8 +9,9 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/deponent-dev/deponent-action/pkg/canon"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 	"github.com/deponent-dev/deponent-action/pkg/kernel"
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
 )
 
 // DefaultAgent is the agent name of steps, and of plan lines that name none.
@@ -111,7 +112,7 @@ func ParsePlan(name string, data []byte) ([]Step, error) {
 }
 
 func parsePlanLine(line []byte) (Step, error) {
-	v, err := canon.Parse(line, kernel.EntryLimits)
+	v, err := canon.Parse(line, evidence.EntryLimits)
 	if err != nil {
 		var pe *canon.Error
 		if errors.As(err, &pe) {
@@ -165,7 +166,7 @@ func checkAgent(s string) error {
 	switch {
 	case s == "":
 		return errors.New(`"agent" is empty; omit it for the default "agent"`)
-	case s == kernel.AgentCanary || s == kernel.AgentHarness:
+	case s == evidence.AgentCanary || s == evidence.AgentHarness:
 		return fmt.Errorf(`"agent" %q is reserved for the harness; a plan cannot act as the canaries or the out-of-band check`, s)
 	case len(s) > maxAgentLen:
 		return fmt.Errorf(`"agent" is longer than %d bytes`, maxAgentLen)

@@ -9,8 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/deponent-dev/deponent-action/pkg/canon"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
+	"github.com/deponent-dev/deponent-action/pkg/gate"
 	"github.com/deponent-dev/deponent-action/pkg/kernel"
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
 )
 
 func TestParseSteps(t *testing.T) {
@@ -114,23 +116,23 @@ func TestLoadPlan(t *testing.T) {
 func TestDemoPlan(t *testing.T) {
 	st, err := ParsePlan("demo", DemoPlan)
 	require.NoError(t, err)
-	g, err := kernel.NewGate(t.TempDir(), nil)
+	g, err := gate.NewGate(t.TempDir(), nil)
 	require.NoError(t, err)
 	rogue := 0
 	for _, s := range st {
 		d := g.Decide(s.Call.Tool, s.Call.Params)
-		l, err := kernel.OpenLedger(kernel.LedgerOptions{})
+		l, err := evidence.OpenLedger(evidence.LedgerOptions{})
 		require.NoError(t, err)
-		e, err := l.Append(kernel.Record{Agent: s.Call.Agent, Tool: s.Call.Tool, Params: s.Call.Params, Verdict: d.Verdict})
+		e, err := l.Append(evidence.Record{Agent: s.Call.Agent, Tool: s.Call.Tool, Params: s.Call.Params, Verdict: d.Verdict})
 		require.NoError(t, err)
 		if DemoRogue(e) {
 			rogue++
-			assert.Equal(t, kernel.VerdictBlock, d.Verdict, "%s", s.Source)
+			assert.Equal(t, evidence.VerdictBlock, d.Verdict, "%s", s.Source)
 		} else {
-			assert.Equal(t, kernel.VerdictAllow, d.Verdict, "%s: %s", s.Source, d.Reason)
+			assert.Equal(t, evidence.VerdictAllow, d.Verdict, "%s: %s", s.Source, d.Reason)
 		}
 	}
 	assert.Equal(t, 2, rogue)
 	d := g.Decide(kernel.ToolRunCmd, map[string]any{"cmd": DemoVerifyCommand})
-	assert.Equal(t, kernel.VerdictAllow, d.Verdict)
+	assert.Equal(t, evidence.VerdictAllow, d.Verdict)
 }

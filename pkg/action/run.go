@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/deponent-dev/deponent-action/internal/version"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
+	"github.com/deponent-dev/deponent-action/pkg/gate"
 	"github.com/deponent-dev/deponent-action/pkg/jail"
 	"github.com/deponent-dev/deponent-action/pkg/kernel"
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
 )
 
 // ToolName is the provenance "tool" of receipts this package writes.
@@ -38,8 +40,8 @@ type Options struct {
 
 // Result is what a run produced.
 type Result struct {
-	Outcome     string
-	Assessment  kernel.Assessment
+	Outcome     evidence.Outcome
+	Assessment  evidence.Assessment
 	ReceiptID   string
 	ReceiptPath string
 	ReceiptsDir string
@@ -59,8 +61,8 @@ type runner struct {
 	cfg          *Config
 	opt          Options
 	rep          *reporter
-	gate         *kernel.Gate
-	ledger       *kernel.Ledger
+	gate         *gate.Gate
+	ledger       *evidence.Ledger
 	cell         *kernel.Cell
 	jailName     string // backend that confines commands; "" when none is available
 	noJailReason string
@@ -71,7 +73,7 @@ type runner struct {
 }
 
 // Run governs one run: canaries, the agent's steps, the verify command;
-// then it judges the chain with kernel.Assess and persists the receipt.
+// then it judges the chain with evidence.Assess and persists the receipt.
 // An *InputError means nothing ran. Any other error means the run could not
 // be testified in full (the Result holds what is known).
 func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
@@ -86,156 +88,196 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 }
 
 func (r *runner) run(ctx context.Context) (*Result, error) {
-	cfg := r.cfg
+	pl, err := r.prepare()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.openLedger(pl); err != nil {
+		return nil, err
+	}
+	defer r.ledger.Close()
+	r.announce(pl)
+	r.execute(ctx, pl)
+	persistErr := r.conclude(pl)
+	r.finish(pl.res, pl.res.Summary)
+	if persistErr != nil {
+		return pl.res, fmt.Errorf("the run could not be testified: %w", persistErr)
+	}
+	return pl.res, nil
+}
 
-	// Everything that can be wrong with the inputs is found before anything
-	// runs or is written.
-	pol := kernel.DefaultPolicy()
+// plan is what prepare settled before anything runs or is written.
+type plan struct {
+	pol     *gate.Policy
+	steps   []Step
+	backend jail.Backend // nil: no jail is available, every command is refused
+	gov     evidence.Governance
+	res     *Result
+}
+
+// prepare finds everything that can be wrong with the inputs before
+// anything runs or is written: the policy, the steps, the sandbox, the
+// receipts directory and the jail. Every problem is an *InputError.
+func (r *runner) prepare() (*plan, error) {
+	cfg := r.cfg
+	pl := &plan{pol: gate.DefaultPolicy()}
 	if cfg.PolicyPath != "" {
-		p, err := kernel.LoadPolicy(cfg.PolicyPath)
+		p, err := gate.LoadPolicy(cfg.PolicyPath)
 		if err != nil {
 			return nil, inputErr(InPolicy, "%v", err)
 		}
-		pol = p
+		pl.pol = p
 	}
-	steps := r.opt.Steps
-	if steps == nil {
+	pl.steps = r.opt.Steps
+	if pl.steps == nil {
 		var err error
 		if cfg.PlanPath != "" {
-			steps, err = LoadPlan(cfg.PlanPath)
+			pl.steps, err = LoadPlan(cfg.PlanPath)
 		} else {
-			steps, err = ParseSteps(cfg.Steps)
+			pl.steps, err = ParseSteps(cfg.Steps)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
-	gate, err := kernel.NewGate(cfg.Sandbox, pol)
+	g, err := gate.NewGate(cfg.Sandbox, pl.pol)
 	if err != nil {
 		in := InSandbox
-		if strings.Contains(err.Error(), "trusted_path") || !strings.Contains(err.Error(), "sandbox") {
+		var pe *gate.PolicyError
+		if errors.As(err, &pe) {
 			in = InPolicy
 		}
 		return nil, inputErr(in, "%v", err)
 	}
-	r.gate = gate
+	r.gate = g
 	receipts, err := r.receiptsDir()
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{ReceiptsDir: receipts}
+	pl.res = &Result{ReceiptsDir: receipts}
 
 	// The jail: the one asked for, or none (fail closed). Never another.
-	var backend jail.Backend
 	if r.opt.Backend != nil {
-		backend = r.opt.Backend
+		pl.backend = r.opt.Backend
 	} else if b, err := jail.Select(cfg.Jail, jail.Options{UnsafeAllowUnjailed: cfg.AllowUnjailed}); err != nil {
 		if errors.Is(err, jail.ErrUnknownBackend) {
 			return nil, inputErr(InJail, "%v", err)
 		}
 		r.noJailReason = err.Error()
 	} else {
-		backend = b
+		pl.backend = b
 	}
-	if backend != nil {
-		r.jailName = backend.Name()
+	if pl.backend != nil {
+		r.jailName = pl.backend.Name()
 	}
-	unjailed := r.jailName == jail.NameNone
+	pl.gov = evidence.Governance{
+		DryRun: cfg.DryRun, OnBlockContinue: cfg.OnBlockContinue, Canaries: cfg.Canaries,
+		VerifyCommand: cfg.VerifyCommand, Jail: r.jailName, Unjailed: r.jailName == jail.NameNone,
+		PolicySHA256: pl.pol.SHA256(),
+	}
+	return pl, nil
+}
 
-	// The ledger is written as the run goes, beside the receipts, so a
-	// crash still leaves the testimony so far.
-	ledgerPath, err := r.createLedgerFile(receipts)
+// openLedger creates the working ledger beside the receipts — written as
+// the run goes, so a crash still leaves the testimony so far — and the
+// Cell every action goes through.
+func (r *runner) openLedger(pl *plan) error {
+	ledgerPath, err := r.createLedgerFile(pl.res.ReceiptsDir)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	res.LedgerPath = ledgerPath
-	r.ledger, err = kernel.OpenLedger(kernel.LedgerOptions{Path: ledgerPath})
+	pl.res.LedgerPath = ledgerPath
+	r.ledger, err = evidence.OpenLedger(evidence.LedgerOptions{Path: ledgerPath})
 	if err != nil {
-		return nil, fmt.Errorf("ledger: %w", err)
+		return fmt.Errorf("ledger: %w", err)
 	}
-	defer r.ledger.Close()
-	if _, err := r.rep.setOutput("receipts-dir", receipts); err != nil {
-		return nil, err
+	if _, err := r.rep.setOutput("receipts-dir", pl.res.ReceiptsDir); err != nil {
+		r.ledger.Close()
+		return err
 	}
-	r.cell, err = kernel.NewCell(kernel.CellOptions{Gate: gate, Ledger: r.ledger, Jail: backend,
-		NoJailReason: r.noJailReason, DryRun: cfg.DryRun})
+	r.cell, err = kernel.NewCell(kernel.CellOptions{Gate: r.gate, Ledger: r.ledger, Jail: pl.backend,
+		NoJailReason: r.noJailReason, DryRun: r.cfg.DryRun})
 	if err != nil {
-		return nil, err
+		r.ledger.Close()
+		return err
 	}
+	return nil
+}
 
-	r.header(receipts, ledgerPath, pol)
+// announce says what governs the run, and warns about what weakens it.
+func (r *runner) announce(pl *plan) {
+	cfg := r.cfg
+	r.header(pl.res.ReceiptsDir, pl.res.LedgerPath, pl.pol)
 	switch {
-	case backend == nil && cfg.DryRun && r.quiet:
+	case pl.backend == nil && cfg.DryRun && r.quiet:
 		// The demo has said it already, louder.
-	case backend == nil && cfg.DryRun:
+	case pl.backend == nil && cfg.DryRun:
 		r.rep.annotate(levelNotice, "Deponent: no jail", fmt.Sprintf("jail %q is not available (%s); this is a dry run, so nothing would have executed anyway", cfg.Jail, r.noJailReason))
-	case backend == nil:
+	case pl.backend == nil:
 		r.rep.annotate(levelError, "Deponent: no jail (fail closed)", fmt.Sprintf("jail %q is not available: %s — every command will be refused and recorded; the outcome will be GOVERNED_FAIL. Nothing is run in another jail or unjailed instead.", cfg.Jail, r.noJailReason))
-	case unjailed:
+	case pl.gov.Unjailed:
 		r.rep.annotate(levelWarning, "Deponent: UNJAILED", "jail: none with allow-unjailed: commands run gate-only, WITHOUT network, write or secret confinement; every entry is recorded \"unjailed\": true")
 	}
 	if cfg.DryRun && !r.quiet {
 		r.rep.annotate(levelNotice, "Deponent: dry run", "dry run: every action is gated and recorded, none is executed; the outcome is GOVERNED_DRY_RUN at best, never a pass")
 	}
+}
 
-	gov := kernel.Governance{
-		DryRun: cfg.DryRun, OnBlockContinue: cfg.OnBlockContinue, Canaries: cfg.Canaries,
-		VerifyCommand: cfg.VerifyCommand, Jail: r.jailName, Unjailed: unjailed, PolicySHA256: pol.SHA256(),
-	}
-
+// execute runs, in order, the canaries, the agent's steps and the
+// out-of-band verify command, each action through the Cell.
+func (r *runner) execute(ctx context.Context, pl *plan) {
+	cfg := r.cfg
 	if cfg.Canaries {
-		gov.JailCanaries = r.canaries(ctx, backend, unjailed)
+		pl.gov.JailCanaries = r.canaries(ctx, pl.backend, pl.gov.Unjailed)
 	}
 	r.section("agent steps")
-	for i, st := range steps {
+	for i, st := range pl.steps {
 		if ctx.Err() != nil {
-			r.rep.annotate(levelError, "Deponent: cancelled", fmt.Sprintf("the run was cancelled: %d remaining step(s) not run", len(steps)-i))
+			r.rep.annotate(levelError, "Deponent: cancelled", fmt.Sprintf("the run was cancelled: %d remaining step(s) not run", len(pl.steps)-i))
 			break
 		}
-		call := st.Call
-		out := r.cell.Do(ctx, call)
-		r.record(out, call, "step")
+		r.record(r.cell.Do(ctx, st.Call), st.Call, RowStep, "")
 		r.rows[len(r.rows)-1].Source = st.Source
 	}
 	if cfg.VerifyCommand != "" && ctx.Err() == nil {
 		r.section("out-of-band verification (run by the harness, gated and jailed)")
-		call := kernel.Call{Tool: kernel.ToolRunCmd, Params: map[string]any{"cmd": cfg.VerifyCommand}, Agent: kernel.AgentHarness}
-		r.record(r.cell.Do(ctx, call), call, "verify")
+		call := kernel.Call{Tool: kernel.ToolRunCmd, Params: map[string]any{"cmd": cfg.VerifyCommand}, Agent: evidence.AgentHarness}
+		r.record(r.cell.Do(ctx, call), call, RowVerify, "")
 	}
+}
 
-	// The outcome: the chain must re-link, then kernel.Assess decides.
+// conclude judges the chain — it must re-link, then evidence.Assess
+// decides — and persists the receipt; only once the receipt on disk holds
+// the same chain is the working ledger retired. It returns why the run
+// could not be testified, if it could not.
+func (r *runner) conclude(pl *plan) error {
+	res := pl.res
 	entries := r.ledger.Entries()
 	chain := r.ledger.Verify()
-	a := kernel.Assess(entries, gov)
+	a := evidence.Assess(entries, pl.gov)
 	if chain.Break != nil {
-		a.Outcome = kernel.OutcomeFail
+		a.Outcome = evidence.OutcomeFail
 		a.Reasons = append(a.Reasons, "the ledger does not verify: "+chain.Break.Error())
 	}
 	r.markRows()
 	res.Outcome, res.Assessment, res.ChainHead, res.Jail, res.Rows = a.Outcome, a, r.ledger.Head(), r.jailName, r.rows
 
-	sum := r.summaryData(res, gov)
+	sum := r.summaryData(res, pl.gov)
 	res.Summary = sum
-	var persistErr error
-	if r.fatal != nil {
-		persistErr = r.fatal
-	} else {
-		persistErr = r.persist(res, entries, gov, a, pol)
+	persistErr := r.fatal
+	if persistErr == nil {
+		persistErr = r.persist(res, entries, pl.gov, a, pl.pol)
 	}
 	if persistErr == nil {
 		persistErr = r.retireLedger(res)
 	}
 	if persistErr != nil {
 		sum.ReceiptErr = persistErr.Error()
-		res.Outcome = kernel.OutcomeFail
-		sum.Outcome = kernel.OutcomeFail
+		res.Outcome = evidence.OutcomeFail
+		sum.Outcome = evidence.OutcomeFail
 	}
 	sum.ReceiptID, sum.ReceiptPath = res.ReceiptID, res.ReceiptPath
-	r.finish(res, sum)
-	if persistErr != nil {
-		return res, fmt.Errorf("the run could not be testified: %w", persistErr)
-	}
-	return res, nil
+	return persistErr
 }
 
 // receiptsDir resolves, checks and creates the receipts directory.
@@ -368,24 +410,17 @@ func (r *runner) canaries(ctx context.Context, backend jail.Backend, unjailed bo
 }
 
 // record turns an action's result into a row and logs it.
-func (r *runner) record(res kernel.ActResult, call kernel.Call, kind string) {
+func (r *runner) record(res kernel.ActResult, call kernel.Call, kind RowKind, canaryName string) {
 	row := Row{
-		Entry: int(r.ledger.Len() - 1), Kind: kind, Agent: call.Agent, Tool: call.Tool,
+		Entry: int(r.ledger.Len() - 1), Kind: kind, Canary: canaryName, Agent: call.Agent, Tool: call.Tool,
 		Target: target(call), Verdict: res.Decision.Verdict, Class: res.Decision.BlastClass,
 		Reason: res.Decision.Reason, Executed: res.Executed, Duration: res.Duration,
 	}
-	if strings.HasPrefix(kind, "canary ") {
-		row.Kind, row.Canary = "canary", strings.TrimPrefix(kind, "canary ")
-	}
 	if res.Entry.Kind() == canon.Object {
 		// What was recorded is what is shown.
-		if v, ok := res.Entry.Get(kernel.FieldVerdict); ok {
-			row.Verdict, _ = v.AsString()
-		}
-		if v, ok := res.Entry.Get(kernel.FieldBlastClass); ok {
-			row.Class, _ = v.AsString()
-		}
-		if v, ok := res.Entry.Get(kernel.FieldReason); ok {
+		row.Verdict = evidence.Verdict(evidence.EntryString(res.Entry, evidence.FieldVerdict))
+		row.Class = evidence.Class(evidence.EntryString(res.Entry, evidence.FieldBlastClass))
+		if v, ok := res.Entry.Get(evidence.FieldReason); ok {
 			row.Reason, _ = v.AsString()
 		}
 	} else {
@@ -405,21 +440,21 @@ func (r *runner) record(res kernel.ActResult, call kernel.Call, kind string) {
 	r.logRow(row, res)
 }
 
-// markRows fills Held/OK by kernel.Assess's per-entry rules, for display
+// markRows fills Held/OK by evidence.Assess's per-entry rules, for display
 // (the outcome itself is Assess's). A canary contradicted by a host check
 // did not hold.
 func (r *runner) markRows() {
 	for i := range r.rows {
 		row := &r.rows[i]
 		switch row.Kind {
-		case "canary":
+		case RowCanary:
 			row.Held = canaryHeld(*row, r.cfg.DryRun)
 			for _, o := range r.observations {
 				if o.canary == row.Canary {
 					row.Held = false
 				}
 			}
-		case "step", "verify":
+		case RowStep, RowVerify:
 			row.OK = row.Executed && row.Err == "" && (row.Tool != kernel.ToolRunCmd || row.Exit == "0")
 		}
 	}
@@ -428,10 +463,10 @@ func (r *runner) markRows() {
 // canaryHeld: refused by the gate, or a jail canary that ran and reported
 // the escape blocked (exit 0).
 func canaryHeld(row Row, dryRun bool) bool {
-	if row.Verdict == kernel.VerdictBlock {
+	if row.Verdict == evidence.VerdictBlock {
 		return true
 	}
-	return !dryRun && strings.HasPrefix(row.Canary, kernel.JailCanaryPrefix) && row.Executed && row.Exit == "0" && row.Err == ""
+	return !dryRun && strings.HasPrefix(row.Canary, evidence.JailCanaryPrefix) && row.Executed && row.Exit == "0" && row.Err == ""
 }
 
 // target is what a row shows of a call: the command, the path, or the
@@ -455,22 +490,22 @@ func target(call kernel.Call) string {
 }
 
 // persist builds, writes and re-verifies the receipt.
-func (r *runner) persist(res *Result, entries []canon.Value, gov kernel.Governance, a kernel.Assessment, pol *kernel.Policy) error {
+func (r *runner) persist(res *Result, entries []canon.Value, gov evidence.Governance, a evidence.Assessment, pol *gate.Policy) error {
 	now := time.Now
 	if r.opt.Now != nil {
 		now = r.opt.Now
 	}
-	rc, err := kernel.BuildReceipt(kernel.ReceiptInput{
+	rc, err := evidence.BuildReceipt(evidence.ReceiptInput{
 		Producer: r.cfg.Producer, SessionID: r.cfg.SessionID, Model: r.cfg.Model, Task: r.cfg.Task,
 		Outcome: a.Outcome, Entries: entries,
 		Provenance: provenance(r.opt.Getenv, r.jailName, pol.SHA256(), r.gate.Sandbox()),
-		Extra:      []canon.Member{canon.M(kernel.RFieldGovernance, gov.Value(a))},
+		Extra:      []canon.Member{canon.M(evidence.RFieldGovernance, gov.Value(a))},
 		Now:        now(),
 	})
 	if err != nil {
 		return err
 	}
-	path, err := kernel.Persist(res.ReceiptsDir, rc)
+	path, err := evidence.Persist(res.ReceiptsDir, rc)
 	if err != nil {
 		return err
 	}
@@ -482,7 +517,7 @@ func (r *runner) persist(res *Result, entries []canon.Value, gov kernel.Governan
 // the same chain: the receipt is the testimony from then on, and a ledger
 // that stays behind marks an unfinished run.
 func (r *runner) retireLedger(res *Result) error {
-	rc, err := kernel.VerifyReceiptFile(res.ReceiptPath)
+	rc, err := evidence.VerifyReceiptFile(res.ReceiptPath)
 	if err != nil {
 		return err
 	}
@@ -508,27 +543,27 @@ func provenance(getenv Getenv, jailName, policySHA, sandbox string) canon.Value 
 			ms = append(ms, canon.M(k, canon.Str(v)))
 		}
 	}
-	add(kernel.ProvRepository, getenv("GITHUB_REPOSITORY"))
-	add(kernel.ProvCommit, getenv("GITHUB_SHA"))
-	add(kernel.ProvRef, getenv("GITHUB_REF"))
-	add(kernel.ProvWorkflow, getenv("GITHUB_WORKFLOW"))
-	add(kernel.ProvRunID, getenv("GITHUB_RUN_ID"))
-	add(kernel.ProvRunAttempt, getenv("GITHUB_RUN_ATTEMPT"))
-	add(kernel.ProvJob, getenv("GITHUB_JOB"))
-	add(kernel.ProvRunnerOS, getenv("RUNNER_OS"))
+	add(evidence.ProvRepository, getenv("GITHUB_REPOSITORY"))
+	add(evidence.ProvCommit, getenv("GITHUB_SHA"))
+	add(evidence.ProvRef, getenv("GITHUB_REF"))
+	add(evidence.ProvWorkflow, getenv("GITHUB_WORKFLOW"))
+	add(evidence.ProvRunID, getenv("GITHUB_RUN_ID"))
+	add(evidence.ProvRunAttempt, getenv("GITHUB_RUN_ATTEMPT"))
+	add(evidence.ProvJob, getenv("GITHUB_JOB"))
+	add(evidence.ProvRunnerOS, getenv("RUNNER_OS"))
 	add("event", getenv("GITHUB_EVENT_NAME"))
 	add("actor", getenv("GITHUB_ACTOR"))
-	ms = append(ms, canon.M(kernel.ProvJail, canon.Str(jailName)))
-	ms = append(ms, canon.M(kernel.ProvPolicySHA256, canon.Str(policySHA)))
-	ms = append(ms, canon.M(kernel.ProvTool, canon.Str(ToolName)))
-	ms = append(ms, canon.M(kernel.ProvToolVersion, canon.Str(version.Version)))
+	ms = append(ms, canon.M(evidence.ProvJail, canon.Str(jailName)))
+	ms = append(ms, canon.M(evidence.ProvPolicySHA256, canon.Str(policySHA)))
+	ms = append(ms, canon.M(evidence.ProvTool, canon.Str(ToolName)))
+	ms = append(ms, canon.M(evidence.ProvToolVersion, canon.Str(version.Version)))
 	ms = append(ms, canon.M("sandbox", canon.Str(sandbox)))
 	ms = append(ms, canon.M("host", canon.Str(runtime.GOOS+"/"+runtime.GOARCH)))
 	ms = append(ms, canon.M("runtime", canon.Str(runtime.Version())))
 	return canon.Obj(ms...)
 }
 
-func (r *runner) summaryData(res *Result, gov kernel.Governance) *SummaryData {
+func (r *runner) summaryData(res *Result, gov evidence.Governance) *SummaryData {
 	onBlock := "fail"
 	if r.cfg.OnBlockContinue {
 		onBlock = "continue"
@@ -552,7 +587,7 @@ func (r *runner) summaryData(res *Result, gov kernel.Governance) *SummaryData {
 // DefaultExitCode maps a result to the process exit status: 0 only for
 // GOVERNED_PASS.
 func DefaultExitCode(res *Result) int {
-	if res != nil && res.Outcome == kernel.OutcomePass && res.ReceiptPath != "" {
+	if res != nil && res.Outcome == evidence.OutcomePass && res.ReceiptPath != "" {
 		return 0
 	}
 	return 1

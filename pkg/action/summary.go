@@ -6,19 +6,30 @@ import (
 	"time"
 
 	"github.com/deponent-dev/deponent-action/internal/textsafe"
-	"github.com/deponent-dev/deponent-action/pkg/kernel"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
+)
+
+// RowKind says who acted in a row, and so by which rule it is judged.
+type RowKind string
+
+// The kinds of row.
+const (
+	RowCanary RowKind = "canary" // a rogue action the harness attempts; it must be stopped
+	RowCheck  RowKind = "check"  // the harness's own observation on the host after a jail canary
+	RowStep   RowKind = "step"   // an action of the agent
+	RowVerify RowKind = "verify" // the out-of-band verify command, run by the harness
 )
 
 // Row is one ledger entry as the log and the job summary show it.
 type Row struct {
-	Entry    int    // index in the chain (kernel.Assess names entries by it)
-	Kind     string // "canary", "step", "verify", "check" (a harness observation)
-	Canary   string // the canary's name
+	Entry    int // index in the chain (evidence.Assess names entries by it)
+	Kind     RowKind
+	Canary   string // the canary's name (RowCanary, RowCheck)
 	Agent    string
 	Tool     string
 	Target   string // command, path, or the parameters of another tool
-	Verdict  string
-	Class    string
+	Verdict  evidence.Verdict
+	Class    evidence.Class
 	Reason   string
 	Executed bool
 	Exit     string // exit code, "killed: …", or "" when nothing ran
@@ -32,7 +43,7 @@ type Row struct {
 
 // SummaryData is everything the job summary shows.
 type SummaryData struct {
-	Outcome       string
+	Outcome       evidence.Outcome
 	Reasons       []string
 	Rows          []Row
 	Jail          string // backend, "" when none was available
@@ -67,19 +78,19 @@ const maxSummaryRows = 500
 // through textsafe.MarkdownCell or mdCode.
 func RenderSummary(d *SummaryData) string {
 	var b strings.Builder
-	icon := map[string]string{kernel.OutcomePass: "✅", kernel.OutcomeFail: "❌", kernel.OutcomeDryRun: "⚠️"}[d.Outcome]
+	icon := map[evidence.Outcome]string{evidence.OutcomePass: "✅", evidence.OutcomeFail: "❌", evidence.OutcomeDryRun: "⚠️"}[d.Outcome]
 	if icon == "" {
 		icon = "❌"
 	}
-	fmt.Fprintf(&b, "## %s Deponent: %s\n\n", icon, textsafe.MarkdownCell(d.Outcome, 40))
+	fmt.Fprintf(&b, "## %s Deponent: %s\n\n", icon, textsafe.MarkdownCell(string(d.Outcome), 40))
 	switch d.Outcome {
-	case kernel.OutcomePass:
+	case evidence.OutcomePass:
 		b.WriteString("Every action went through the gate and was recorded; every canary was stopped; every executed step succeeded")
 		if d.VerifyCommand != "" {
 			b.WriteString("; the out-of-band verify-command passed")
 		}
 		b.WriteString(".\n\n")
-	case kernel.OutcomeDryRun:
+	case evidence.OutcomeDryRun:
 		b.WriteString("Dry run: every action was gated and recorded, **nothing was executed**, so nothing about its effect is proven.\n\n")
 	}
 	if len(d.Reasons) > 0 {
@@ -126,23 +137,23 @@ func RenderSummary(d *SummaryData) string {
 			break
 		}
 		verdict := r.Verdict
-		if verdict == kernel.VerdictBlock {
+		if verdict == evidence.VerdictBlock {
 			verdict = "🛑 BLOCK"
 		}
 		tgt := r.Target
-		if r.Kind == "canary" && strings.HasPrefix(r.Canary, kernel.JailCanaryPrefix) {
+		if r.Kind == RowCanary && strings.HasPrefix(r.Canary, evidence.JailCanaryPrefix) {
 			tgt = shortCmd(tgt) // the probe's program is in the log and the receipt
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", r.Entry,
 			textsafe.MarkdownCell(r.Agent, 40), textsafe.MarkdownCell(r.Tool, 40), textsafe.MarkdownCell(tgt, 120),
-			verdict, textsafe.MarkdownCell(r.Class, 60), textsafe.MarkdownCell(dash(r.Exit), 40), duration(r))
+			verdict, textsafe.MarkdownCell(string(r.Class), 60), textsafe.MarkdownCell(dash(r.Exit), 40), duration(r))
 	}
 	b.WriteString("\n")
 
 	b.WriteString("### Canaries\n\n")
 	var canaries []Row
 	for _, r := range d.Rows {
-		if r.Kind == "canary" || r.Kind == "check" {
+		if r.Kind == RowCanary || r.Kind == RowCheck {
 			canaries = append(canaries, r)
 		}
 	}
@@ -154,10 +165,10 @@ func RenderSummary(d *SummaryData) string {
 		for _, r := range canaries {
 			res := "❌ **not stopped**"
 			switch {
-			case r.Kind == "check":
+			case r.Kind == RowCheck:
 				res = "❌ **escape observed on the host**: " + textsafe.MarkdownCell(r.Err, 200)
-			case r.Held && r.Verdict == kernel.VerdictBlock:
-				res = "✅ blocked by the gate: " + textsafe.MarkdownCell(r.Class, 60)
+			case r.Held && r.Verdict == evidence.VerdictBlock:
+				res = "✅ blocked by the gate: " + textsafe.MarkdownCell(string(r.Class), 60)
 			case r.Held:
 				res = "✅ contained by the jail"
 			case d.DryRun:
@@ -177,7 +188,7 @@ func RenderSummary(d *SummaryData) string {
 	} else {
 		var v *Row
 		for i := range d.Rows {
-			if d.Rows[i].Kind == "verify" {
+			if d.Rows[i].Kind == RowVerify {
 				v = &d.Rows[i]
 			}
 		}
@@ -186,7 +197,7 @@ func RenderSummary(d *SummaryData) string {
 			switch {
 			case v.OK:
 				res = "✅ passed (exit 0)"
-			case v.Verdict == kernel.VerdictBlock:
+			case v.Verdict == evidence.VerdictBlock:
 				res = "❌ blocked: " + textsafe.MarkdownCell(v.Reason, 200)
 			case !v.Executed:
 				res = "⚠️ not executed"

@@ -9,8 +9,10 @@ import (
 	"path"
 	"time"
 
+	"github.com/deponent-dev/deponent-action/pkg/canon"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
+	"github.com/deponent-dev/deponent-action/pkg/gate"
 	"github.com/deponent-dev/deponent-action/pkg/jail"
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
 )
 
 // Tool names the Cell executes.
@@ -26,8 +28,8 @@ const MaxReadBytes = 8 << 20
 
 // CellOptions wire a Cell.
 type CellOptions struct {
-	Gate   *Gate
-	Ledger *Ledger
+	Gate   *gate.Gate
+	Ledger *evidence.Ledger
 	// Jail confines run_cmd. Nil means no sandbox is available: every
 	// allowed command is refused and the refusal recorded (fail closed).
 	// Gate-only execution needs a backend of its own, jail "none", which
@@ -44,8 +46,8 @@ type CellOptions struct {
 // confined to the sandbox, commands through the jail), then one ledger entry
 // — for BLOCKs too.
 type Cell struct {
-	gate   *Gate
-	ledger *Ledger
+	gate   *gate.Gate
+	ledger *evidence.Ledger
 	jail   jail.Backend
 	noJail string
 	dryRun bool
@@ -82,7 +84,7 @@ type Call struct {
 
 // ActResult is what the agent gets back, and what was recorded.
 type ActResult struct {
-	Decision Decision
+	Decision gate.Decision
 	// Executed is true when the action ran (not blocked, not dry run).
 	Executed bool
 	Output   []byte // read_file: the content; run_cmd: a bounded tail of the output
@@ -122,7 +124,7 @@ func (c *Cell) Do(ctx context.Context, call Call) (res ActResult) {
 		case !d.Allowed():
 			res.Err = fmt.Errorf("BLOCK %s: %s", d.BlastClass, d.Reason)
 		case c.dryRun:
-			extra = append(extra, canon.M(FieldDryRun, canon.BoolValue(true)))
+			extra = append(extra, canon.M(evidence.FieldDryRun, canon.BoolValue(true)))
 		case c.ledger.Err() != nil:
 			// Nothing executes that cannot be recorded.
 			res.Err = fmt.Errorf("not executed: the ledger cannot record it: %w", c.ledger.Err())
@@ -131,9 +133,9 @@ func (c *Cell) Do(ctx context.Context, call Call) (res ActResult) {
 		}
 	}()
 	if res.Err != nil && res.Executed {
-		extra = append(extra, canon.M(FieldError, canon.Str(res.Err.Error())))
+		extra = append(extra, canon.M(evidence.FieldError, canon.Str(res.Err.Error())))
 	}
-	rec := Record{
+	rec := evidence.Record{
 		Agent: call.Agent, Tool: call.Tool, Params: call.Params,
 		Verdict: res.Decision.Verdict, BlastClass: res.Decision.BlastClass, Reason: res.Decision.Reason,
 		OutcomeSHA256: outcome, Extra: append(extra, call.Tags...),
@@ -148,7 +150,7 @@ func (c *Cell) Do(ctx context.Context, call Call) (res ActResult) {
 
 // execute runs an allowed action and returns the outcome hash and the extra
 // fields to record.
-func (c *Cell) execute(ctx context.Context, call Call, d Decision, res *ActResult) (string, []canon.Member) {
+func (c *Cell) execute(ctx context.Context, call Call, d gate.Decision, res *ActResult) (string, []canon.Member) {
 	start := time.Now()
 	defer func() { res.Duration = time.Since(start) }()
 	switch call.Tool {
@@ -160,7 +162,7 @@ func (c *Cell) execute(ctx context.Context, call Call, d Decision, res *ActResul
 			return "", nil
 		}
 		res.Output = data
-		return HashOutcome(data), nil
+		return evidence.HashOutcome(data), nil
 	case ToolWriteFile:
 		res.Executed = true
 		content, _ := call.Params["content"].(string)
@@ -168,24 +170,24 @@ func (c *Cell) execute(ctx context.Context, call Call, d Decision, res *ActResul
 			res.Err = err
 			return "", nil
 		}
-		return HashOutcome([]byte(content)), nil
+		return evidence.HashOutcome([]byte(content)), nil
 	case ToolRunCmd:
 		return c.runCmd(ctx, d, res)
 	}
 	// The gate allows only the tools above; anything else is a bug, and
 	// still nothing runs.
-	res.Decision = block(ClassUnknownTool, fmt.Sprintf("no executor for tool %q", call.Tool))
+	res.Decision = refusal(evidence.ClassUnknownTool, fmt.Sprintf("no executor for tool %q", call.Tool))
 	res.Err = errors.New(res.Decision.Reason)
 	return "", nil
 }
 
-func (c *Cell) runCmd(ctx context.Context, d Decision, res *ActResult) (string, []canon.Member) {
+func (c *Cell) runCmd(ctx context.Context, d gate.Decision, res *ActResult) (string, []canon.Member) {
 	if c.jail == nil {
 		// Fail closed: the gate allowed it, but nothing confines it.
-		res.Decision = block(ClassNoJail, "refusing to run without a sandbox (fail closed): "+c.noJail)
+		res.Decision = refusal(evidence.ClassNoJail, "refusing to run without a sandbox (fail closed): "+c.noJail)
 		res.Killed = "no-jail"
 		res.Err = errors.New(res.Decision.Reason)
-		return "", []canon.Member{canon.M(FieldKilled, canon.Str("no-jail"))}
+		return "", []canon.Member{canon.M(evidence.FieldKilled, canon.Str("no-jail"))}
 	}
 	spec := jail.Spec{
 		Sandbox: c.gate.Sandbox(), Script: d.Script, PATH: c.gate.TrustedPATH(),
@@ -196,28 +198,34 @@ func (c *Cell) runCmd(ctx context.Context, d Decision, res *ActResult) (string, 
 	if err != nil {
 		res.Executed = true
 		res.Err = fmt.Errorf("jail %s: %w", c.jail.Name(), err)
-		return "", []canon.Member{canon.M(FieldJail, canon.Str(c.jail.Name()))}
+		return "", []canon.Member{canon.M(evidence.FieldJail, canon.Str(c.jail.Name()))}
 	}
 	if r.Killed == "no-jail" {
-		res.Decision = block(ClassNoJail, "the sandbox refused to run it (fail closed): "+r.Reason)
+		res.Decision = refusal(evidence.ClassNoJail, "the sandbox refused to run it (fail closed): "+r.Reason)
 		res.Killed = r.Killed
 		res.Err = errors.New(res.Decision.Reason)
-		return "", []canon.Member{canon.M(FieldKilled, canon.Str(r.Killed))}
+		return "", []canon.Member{canon.M(evidence.FieldKilled, canon.Str(r.Killed))}
 	}
 	res.Executed = true
 	res.Output, res.ExitCode, res.Killed = r.Output, r.ExitCode, r.Killed
 	extra := []canon.Member{
-		canon.M(FieldExitCode, canon.Int(int64(r.ExitCode))),
-		canon.M(FieldDurationMS, canon.Int(r.Duration.Milliseconds())),
-		canon.M(FieldJail, canon.Str(r.Backend)),
+		canon.M(evidence.FieldExitCode, canon.Int(int64(r.ExitCode))),
+		canon.M(evidence.FieldDurationMS, canon.Int(r.Duration.Milliseconds())),
+		canon.M(evidence.FieldJail, canon.Str(r.Backend)),
 	}
 	if r.Killed != "" {
-		extra = append(extra, canon.M(FieldKilled, canon.Str(r.Killed)))
+		extra = append(extra, canon.M(evidence.FieldKilled, canon.Str(r.Killed)))
 	}
 	if r.Unjailed {
-		extra = append(extra, canon.M(FieldUnjailed, canon.BoolValue(true)))
+		extra = append(extra, canon.M(evidence.FieldUnjailed, canon.BoolValue(true)))
 	}
 	return r.OutputSHA256, extra
+}
+
+// refusal is a BLOCK decided by the Cell rather than the gate: an action
+// the gate allowed that nothing can confine or execute.
+func refusal(class evidence.Class, reason string) gate.Decision {
+	return gate.Decision{Verdict: evidence.VerdictBlock, BlastClass: class, Reason: reason}
 }
 
 // readFile reads a gated path through an os.Root of the sandbox, so no
@@ -283,4 +291,14 @@ func (c *Cell) writeFile(rel, content string) error {
 		return fmt.Errorf("write_file %s: %w", rel, unwrapPathError(werr))
 	}
 	return nil
+}
+
+// unwrapPathError drops the *os.PathError wrapper, whose path would be the
+// os.Root-relative name the message already gives.
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

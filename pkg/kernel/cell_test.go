@@ -13,8 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/deponent-dev/deponent-action/pkg/canon"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
+	"github.com/deponent-dev/deponent-action/pkg/gate"
 	"github.com/deponent-dev/deponent-action/pkg/jail"
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
 )
 
 // fakeJail records what it was asked to run and answers with a fixed
@@ -39,14 +41,14 @@ func (f *fakeJail) Run(_ context.Context, s jail.Spec) (jail.Result, error) {
 	return r, f.err
 }
 
-func newTestCell(t *testing.T, j jail.Backend, dry bool) (*Cell, string, *Ledger) {
+func newTestCell(t *testing.T, j jail.Backend, dry bool) (*Cell, string, *evidence.Ledger) {
 	t.Helper()
 	sb := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(sb, ".git", "hooks"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(sb, "README.md"), []byte("# x\n"), 0o644))
-	g, err := NewGate(sb, nil)
+	g, err := gate.NewGate(sb, nil)
 	require.NoError(t, err)
-	l, err := OpenLedger(LedgerOptions{})
+	l, err := evidence.OpenLedger(evidence.LedgerOptions{})
 	require.NoError(t, err)
 	c, err := NewCell(CellOptions{Gate: g, Ledger: l, Jail: j, DryRun: dry, NoJailReason: "test: no backend"})
 	require.NoError(t, err)
@@ -69,13 +71,13 @@ func TestCellFileTools(t *testing.T) {
 	require.NoError(t, r.Err)
 	assert.True(t, r.Executed)
 	assert.Equal(t, "print(1)\n", string(mustRead(t, filepath.Join(sb, "src", "app.py"))))
-	assert.Equal(t, VerdictAllow, field(t, r.Entry, FieldVerdict))
-	assert.Equal(t, HashOutcome([]byte("print(1)\n")), field(t, r.Entry, FieldOutcomeSHA256))
+	assert.Equal(t, string(evidence.VerdictAllow), field(t, r.Entry, evidence.FieldVerdict))
+	assert.Equal(t, evidence.HashOutcome([]byte("print(1)\n")), field(t, r.Entry, evidence.FieldOutcomeSHA256))
 
 	r = c.Act("read_file", map[string]any{"path": "src/app.py"}, "builder")
 	require.NoError(t, r.Err)
 	assert.Equal(t, "print(1)\n", string(r.Output))
-	assert.Equal(t, HashOutcome(r.Output), field(t, r.Entry, FieldOutcomeSHA256))
+	assert.Equal(t, evidence.HashOutcome(r.Output), field(t, r.Entry, evidence.FieldOutcomeSHA256))
 
 	// An executable keeps its mode when rewritten.
 	script := filepath.Join(sb, "run.sh")
@@ -88,7 +90,7 @@ func TestCellFileTools(t *testing.T) {
 	r = c.Act("write_file", map[string]any{"path": ".git/hooks/pre-commit", "content": "evil"}, "builder")
 	assert.Error(t, r.Err)
 	assert.False(t, r.Executed)
-	assert.Equal(t, VerdictBlock, field(t, r.Entry, FieldVerdict))
+	assert.Equal(t, string(evidence.VerdictBlock), field(t, r.Entry, evidence.FieldVerdict))
 	assert.NoFileExists(t, filepath.Join(sb, ".git", "hooks", "pre-commit"))
 
 	// An allowed write that fails at execution: recorded with its error.
@@ -96,11 +98,11 @@ func TestCellFileTools(t *testing.T) {
 	r = c.Act("write_file", map[string]any{"path": "adir", "content": "x"}, "builder")
 	assert.Error(t, r.Err)
 	assert.True(t, r.Executed)
-	assert.Equal(t, VerdictAllow, field(t, r.Entry, FieldVerdict))
-	assert.NotEmpty(t, field(t, r.Entry, FieldError))
+	assert.Equal(t, string(evidence.VerdictAllow), field(t, r.Entry, evidence.FieldVerdict))
+	assert.NotEmpty(t, field(t, r.Entry, evidence.FieldError))
 	r = c.Act("read_file", map[string]any{"path": "missing.txt"}, "builder")
 	assert.Error(t, r.Err)
-	assert.NotEmpty(t, field(t, r.Entry, FieldError))
+	assert.NotEmpty(t, field(t, r.Entry, evidence.FieldError))
 
 	rep := l.Verify()
 	require.True(t, rep.OK(), "%v", rep.Break)
@@ -111,7 +113,7 @@ func TestCellFileTools(t *testing.T) {
 }
 
 func TestCellRunCmdThroughJail(t *testing.T) {
-	fj := &fakeJail{result: jail.Result{ExitCode: 0, Output: []byte("hi\n"), OutputSHA256: HashOutcome([]byte("hi\n")), Duration: 12 * time.Millisecond}}
+	fj := &fakeJail{result: jail.Result{ExitCode: 0, Output: []byte("hi\n"), OutputSHA256: evidence.HashOutcome([]byte("hi\n")), Duration: 12 * time.Millisecond}}
 	c, sb, _ := newTestCell(t, fj, false)
 	r := c.Act("run_cmd", map[string]any{"cmd": "echo hi && ls"}, "builder")
 	require.NoError(t, r.Err)
@@ -123,36 +125,36 @@ func TestCellRunCmdThroughJail(t *testing.T) {
 	assert.Equal(t, c.gate.TrustedPATH(), s.PATH)
 	assert.Contains(t, s.Protected, filepath.Join(sb, ".git"))
 	assert.Equal(t, 2048, s.Limits.MemoryMB)
-	assert.Equal(t, "0", field(t, r.Entry, FieldExitCode))
-	assert.Equal(t, "12", field(t, r.Entry, FieldDurationMS))
-	assert.Equal(t, "fake", field(t, r.Entry, FieldJail))
-	assert.Equal(t, fj.result.OutputSHA256, field(t, r.Entry, FieldOutcomeSHA256))
-	_, unj := r.Entry.Get(FieldUnjailed)
+	assert.Equal(t, "0", field(t, r.Entry, evidence.FieldExitCode))
+	assert.Equal(t, "12", field(t, r.Entry, evidence.FieldDurationMS))
+	assert.Equal(t, "fake", field(t, r.Entry, evidence.FieldJail))
+	assert.Equal(t, fj.result.OutputSHA256, field(t, r.Entry, evidence.FieldOutcomeSHA256))
+	_, unj := r.Entry.Get(evidence.FieldUnjailed)
 	assert.False(t, unj)
 
 	// A kill is recorded with the jail's words.
-	fj.result = jail.Result{ExitCode: -1, Killed: "wallclock>90s", OutputSHA256: HashOutcome(nil)}
+	fj.result = jail.Result{ExitCode: -1, Killed: "wallclock>90s", OutputSHA256: evidence.HashOutcome(nil)}
 	r = c.Act("run_cmd", map[string]any{"cmd": "python3 -c 'while 1: pass'"}, "builder")
-	assert.Equal(t, "wallclock>90s", field(t, r.Entry, FieldKilled))
-	assert.Equal(t, "-1", field(t, r.Entry, FieldExitCode))
+	assert.Equal(t, "wallclock>90s", field(t, r.Entry, evidence.FieldKilled))
+	assert.Equal(t, "-1", field(t, r.Entry, evidence.FieldExitCode))
 
 	// The gate-only backend marks every entry it runs.
-	fj.result = jail.Result{Backend: "none", Unjailed: true, OutputSHA256: HashOutcome(nil)}
+	fj.result = jail.Result{Backend: "none", Unjailed: true, OutputSHA256: evidence.HashOutcome(nil)}
 	r = c.Act("run_cmd", map[string]any{"cmd": "ls"}, "builder")
-	assert.Equal(t, "true", field(t, r.Entry, FieldUnjailed))
+	assert.Equal(t, "true", field(t, r.Entry, evidence.FieldUnjailed))
 
 	// An infrastructure failure of the jail is an execution error.
 	fj.err = errors.New("bwrap exploded")
 	r = c.Act("run_cmd", map[string]any{"cmd": "ls"}, "builder")
 	assert.ErrorContains(t, r.Err, "bwrap exploded")
-	assert.Contains(t, field(t, r.Entry, FieldError), "bwrap exploded")
+	assert.Contains(t, field(t, r.Entry, evidence.FieldError), "bwrap exploded")
 
 	// A refusal by the backend is a recorded BLOCK.
 	fj.err = nil
 	fj.result = jail.NoJail("bwrap cannot create namespaces")
 	r = c.Act("run_cmd", map[string]any{"cmd": "ls"}, "builder")
-	assert.Equal(t, VerdictBlock, field(t, r.Entry, FieldVerdict))
-	assert.Equal(t, ClassNoJail, field(t, r.Entry, FieldBlastClass))
+	assert.Equal(t, string(evidence.VerdictBlock), field(t, r.Entry, evidence.FieldVerdict))
+	assert.Equal(t, string(evidence.ClassNoJail), field(t, r.Entry, evidence.FieldBlastClass))
 }
 
 // TestCellFailsClosedWithoutJail: an allowed command is refused and the
@@ -163,10 +165,10 @@ func TestCellFailsClosedWithoutJail(t *testing.T) {
 	r := c.Act("run_cmd", map[string]any{"cmd": "ls -la"}, "builder")
 	assert.Error(t, r.Err)
 	assert.False(t, r.Executed)
-	assert.Equal(t, VerdictBlock, field(t, r.Entry, FieldVerdict))
-	assert.Equal(t, ClassNoJail, field(t, r.Entry, FieldBlastClass))
-	assert.Contains(t, field(t, r.Entry, FieldReason), "test: no backend")
-	assert.Equal(t, "no-jail", field(t, r.Entry, FieldKilled))
+	assert.Equal(t, string(evidence.VerdictBlock), field(t, r.Entry, evidence.FieldVerdict))
+	assert.Equal(t, string(evidence.ClassNoJail), field(t, r.Entry, evidence.FieldBlastClass))
+	assert.Contains(t, field(t, r.Entry, evidence.FieldReason), "test: no backend")
+	assert.Equal(t, "no-jail", field(t, r.Entry, evidence.FieldKilled))
 	assert.Equal(t, int64(1), l.Len())
 
 	fj := &fakeJail{}
@@ -182,22 +184,22 @@ func TestCellBlocksAndMalformed(t *testing.T) {
 	cases := []struct {
 		tool   string
 		params map[string]any
-		class  string
+		class  evidence.Class
 	}{
-		{"delete_database", map[string]any{"name": "prod"}, ClassUnknownTool},
-		{"run_cmd", map[string]any{"cmd": "rm -rf /"}, ClassDestructive},
-		{"read_file", map[string]any{"path": "/etc/passwd"}, ClassOutOfSandboxRead},
-		{"write_file", map[string]any{"file": "x.txt", "content": "x"}, ClassMalformed},
-		{"write_file", map[string]any{"path": "x.txt"}, ClassMalformed},
-		{"run_cmd", map[string]any{"cmd": 42}, ClassEmptyCommand},
-		{"run_cmd", nil, ClassEmptyCommand},
+		{"delete_database", map[string]any{"name": "prod"}, evidence.ClassUnknownTool},
+		{"run_cmd", map[string]any{"cmd": "rm -rf /"}, evidence.ClassDestructive},
+		{"read_file", map[string]any{"path": "/etc/passwd"}, evidence.ClassOutOfSandboxRead},
+		{"write_file", map[string]any{"file": "x.txt", "content": "x"}, evidence.ClassMalformed},
+		{"write_file", map[string]any{"path": "x.txt"}, evidence.ClassMalformed},
+		{"run_cmd", map[string]any{"cmd": 42}, evidence.ClassEmptyCommand},
+		{"run_cmd", nil, evidence.ClassEmptyCommand},
 	}
 	for _, tc := range cases {
 		r := c.Act(tc.tool, tc.params, "builder")
 		assert.Error(t, r.Err, "%s %v: the agent is told", tc.tool, tc.params)
 		assert.False(t, r.Executed)
-		assert.Equal(t, VerdictBlock, field(t, r.Entry, FieldVerdict), "%s %v", tc.tool, tc.params)
-		assert.Equal(t, tc.class, field(t, r.Entry, FieldBlastClass), "%s %v", tc.tool, tc.params)
+		assert.Equal(t, string(evidence.VerdictBlock), field(t, r.Entry, evidence.FieldVerdict), "%s %v", tc.tool, tc.params)
+		assert.Equal(t, string(tc.class), field(t, r.Entry, evidence.FieldBlastClass), "%s %v", tc.tool, tc.params)
 	}
 	assert.Empty(t, fj.specs, "nothing blocked reached the jail")
 	assert.Equal(t, int64(len(cases)), l.Len(), "every BLOCK is recorded")
@@ -211,7 +213,7 @@ func TestCellDryRun(t *testing.T) {
 	require.NoError(t, r.Err)
 	assert.False(t, r.Executed)
 	assert.NoFileExists(t, filepath.Join(sb, "new.txt"))
-	assert.Equal(t, "true", field(t, r.Entry, FieldDryRun))
+	assert.Equal(t, "true", field(t, r.Entry, evidence.FieldDryRun))
 	r = c.Act("run_cmd", map[string]any{"cmd": "ls"}, "builder")
 	require.NoError(t, r.Err)
 	assert.Empty(t, fj.specs, "dry run executes nothing")
@@ -225,9 +227,9 @@ func TestCellDryRun(t *testing.T) {
 func TestCellRefusesWhenLedgerCannotRecord(t *testing.T) {
 	fj := &fakeJail{}
 	sb := t.TempDir()
-	g, err := NewGate(sb, nil)
+	g, err := gate.NewGate(sb, nil)
 	require.NoError(t, err)
-	l, err := OpenLedger(LedgerOptions{Path: filepath.Join(t.TempDir(), "l.jsonl"), NoSync: true})
+	l, err := evidence.OpenLedger(evidence.LedgerOptions{Path: filepath.Join(t.TempDir(), "l.jsonl"), NoSync: true})
 	require.NoError(t, err)
 	c, err := NewCell(CellOptions{Gate: g, Ledger: l, Jail: fj})
 	require.NoError(t, err)
@@ -256,10 +258,17 @@ func TestCellLiveJail(t *testing.T) {
 	require.NoError(t, r.Err, string(r.Output))
 	assert.Equal(t, "a\nb\ndone\n", string(r.Output))
 	assert.Equal(t, 0, r.ExitCode)
-	assert.Equal(t, b.Name(), field(t, r.Entry, FieldJail))
+	assert.Equal(t, b.Name(), field(t, r.Entry, evidence.FieldJail))
 	r = c.Act("run_cmd", map[string]any{"cmd": "cat missing.txt"}, "builder")
 	assert.NoError(t, r.Err, "a failing command is not an execution error")
 	assert.NotEqual(t, 0, r.ExitCode)
 	assert.True(t, strings.Contains(string(r.Output), "missing.txt"))
 	assert.True(t, l.Verify().OK())
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
 }

@@ -18,14 +18,14 @@ import (
 	"testing"
 
 	"github.com/deponent-dev/deponent-action/internal/benchmem"
-	"github.com/deponent-dev/deponent-action/pkg/kernel"
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 	"github.com/deponent-dev/deponent-action/pkg/verify/verifytest"
 )
 
 // BenchmarkLedger1M verifies a 1,000,000-entry ledger file through
-// deponent-verify's code path (Run: classification, the kernel's streaming
-// verifier, the anchors, the report): entries of the kernel benchmarks'
+// deponent-verify's code path (Run: classification, package evidence's streaming
+// verifier, the anchors, the report): entries of package evidence benchmarks'
 // typical size (about 450 bytes), entries as the action writes them (with
 // exit code and jail, about 520 bytes), and those again with the
 // entry-level policy scan (--require-jailed --max-blocked 0).
@@ -37,7 +37,7 @@ func BenchmarkLedger1M(b *testing.B) {
 		size       int64
 	}
 	ledgers := map[string]ledger{}
-	build := func(name string, entry func(int) kernel.Record) ledger {
+	build := func(name string, entry func(int) evidence.Record) ledger {
 		if l, ok := ledgers[name]; ok {
 			return l
 		}
@@ -53,7 +53,7 @@ func BenchmarkLedger1M(b *testing.B) {
 	}
 	for _, c := range []struct {
 		name, ledger string
-		entry        func(int) kernel.Record
+		entry        func(int) evidence.Record
 		scan         bool
 	}{
 		{"plain-450B", "plain", verifytest.Plain, false},
@@ -63,10 +63,12 @@ func BenchmarkLedger1M(b *testing.B) {
 		l := build(c.ledger, c.entry)
 		b.Run(c.name, func(b *testing.B) {
 			o := DefaultOptions()
-			o.CheckLen, o.ExpectLen, o.ExpectHead = true, n, l.head
+			want := int64(n)
+			o.Len, o.Head = &want, l.head
 			o.RequireJailed = c.scan
 			if c.scan {
-				o.MaxBlocked = 0
+				zero := int64(0)
+				o.MaxBlocked = &zero
 			}
 			runtime.GC()
 			var peak float64
@@ -101,7 +103,7 @@ func benchStore(b *testing.B, root string, count int) int64 {
 	for i := 0; len(rs) < 49; i++ {
 		rs = append(rs, verifytest.Typical(i))
 	}
-	rs = append(rs, verifytest.Ran(kernel.AgentHarness, verifytest.Jail, 0))
+	rs = append(rs, verifytest.Ran(evidence.AgentHarness, verifytest.Jail, 0))
 	var index []byte
 	var size int64
 	var last string
@@ -113,14 +115,14 @@ func benchStore(b *testing.B, root string, count int) int64 {
 			b.Fatal(err)
 		}
 		line := canon.Obj(canon.M("receipt_id", canon.Str(r.ID)), canon.M("file", canon.Str(r.ID+".json")),
-			canon.M("ts", canon.Str(r.TS)), canon.M("outcome", canon.Str(r.Outcome)), canon.M("signature", canon.Str(r.Signature)))
+			canon.M("ts", canon.Str(r.TS)), canon.M("outcome", canon.Str(string(r.Outcome))), canon.M("signature", canon.Str(r.Signature)))
 		index = append(canon.AppendOrdered(index, line), '\n')
 		last = r.ID
 	}
-	if err := os.WriteFile(filepath.Join(dir, kernel.IndexFile), index, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, evidence.IndexFile), index, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, kernel.LatestFile), []byte(last+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, evidence.LatestFile), []byte(last+"\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	return size
@@ -137,7 +139,8 @@ func BenchmarkStore2000(b *testing.B) {
 		b.Fatal(err)
 	}
 	o := DefaultOptions()
-	o.RequireOutcome, o.RequireJailed, o.MaxBlocked = kernel.OutcomePass, true, 0
+	zero := int64(0)
+	o.RequireOutcome, o.RequireJailed, o.MaxBlocked = evidence.OutcomePass, true, &zero
 	o.ExpectCommit, o.ExpectRepo, o.MinReceipts = verifytest.Commit, verifytest.Repo, count
 	for _, c := range []struct{ name, path string }{{"directory", root}, {"zip", zipPath}} {
 		b.Run(c.name, func(b *testing.B) {

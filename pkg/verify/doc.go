@@ -1,8 +1,8 @@
 // Package verify is the offline verifier behind deponent-verify: the
 // required status check that blocks a merge unless a run's testimony
 // recomputes, and what a release manager runs on a downloaded artifact. It
-// trusts nothing it reads. Every receipt is recomputed by the kernel
-// (pkg/kernel: strict parse, schema, chain re-linked from its genesis,
+// trusts nothing it reads. Every receipt is recomputed by package evidence
+// (strict parse, schema, chain re-linked from its genesis,
 // every entry hash and the receipt's content hash recomputed), every bare
 // ledger is re-linked in a stream, and the policies are then judged on the
 // recomputed facts, never on a stored flag.
@@ -16,7 +16,7 @@
 //     action's governance object (schema deponent-governance/v1), its
 //     counts (entries, allowed, blocked, canaries run and held) and
 //     verify_passed equal the ones recomputed from the chain, and a stored
-//     GOVERNED_PASS is what kernel.Assess, the one definition of a pass,
+//     GOVERNED_PASS is what evidence.Assess, the one definition of a pass,
 //     recomputes from the chain. This holds with or without flags.
 //   - With --expect-commit and --expect-repo: the receipt's provenance
 //     binds it to that commit and repository, so an old, valid receipt does
@@ -82,7 +82,7 @@
 //     lists, that is beside it and verifies; LATEST without index.jsonl
 //     fails;
 //   - an index.jsonl that lists receipts with no LATEST beside it fails:
-//     the kernel moves LATEST only after a receipt passed its write-time
+//     evidence.Persist moves LATEST only after a receipt passed its write-time
 //     verification, so its absence means the last persist did not complete;
 //   - a ledger named ledger-<session>.jsonl (the action writes its chain
 //     there, beside the receipt) whose session has no receipt beside it
@@ -104,7 +104,7 @@
 // when no bare ledger was) is itself a FAIL.
 //
 //   - RequireOutcome (--require-outcome V): the stored outcome equals V and,
-//     for a receipt with a governance object, kernel.Assess recomputes the
+//     for a receipt with a governance object, evidence.Assess recomputes the
 //     same outcome from the chain (else "stored outcome X but the chain
 //     recomputes to Y").
 //   - RequireJailed (--require-jailed): every executed command (a run_cmd
@@ -122,7 +122,7 @@
 //     it, ASCII case-insensitively (GitHub names are case-insensitive).
 //   - MinReceipts (--min-receipts N, default 1): each directory or zip PATH
 //     holds at least N receipts (failed ones count; they fail on their own).
-//   - CheckLen/ExpectLen and ExpectHead (--expect-len, --expect-head): the
+//   - Anchors.Len and Anchors.Head (--expect-len, --expect-head): the
 //     kernel's anchors, for every bare ledger.
 //
 // A bare ledger has no outcome and no provenance. Named on the command line
@@ -136,9 +136,9 @@
 //
 // # Caps (bounded memory)
 //
-//   - A receipt: kernel.MaxReceiptBytes (64 MiB), refused before reading
+//   - A receipt: evidence.MaxReceiptBytes (64 MiB), refused before reading
 //     when the file or zip header says it is bigger; nesting 64 levels.
-//   - A ledger line: kernel.MaxLedgerLine (1 MiB); a ledger streams, in
+//   - A ledger line: evidence.MaxLedgerLine (1 MiB); a ledger streams, in
 //     bounded memory whatever its length.
 //   - Receipts in memory at once: MemoryBudget (256 MiB) across workers,
 //     which number GOMAXPROCS. Only per-item facts are kept after a

@@ -70,7 +70,7 @@ func FuzzDirNames(f *testing.F) {
 	good := verifytest.Build(f, verifytest.Spec{})
 	receipt := verifytest.Bytes(good)
 	index := []byte(`{"receipt_id": "` + good.ID + `", "file": "` + good.ID + `.json", "ts": "` + good.TS +
-		`", "outcome": "` + good.Outcome + `", "signature": "` + good.Signature + `"}` + "\n")
+		`", "outcome": "` + string(good.Outcome) + `", "signature": "` + good.Signature + `"}` + "\n")
 	f.Fuzz(func(t *testing.T, spec string) {
 		root := t.TempDir()
 		lines := strings.Split(spec, "\n")

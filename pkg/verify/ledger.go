@@ -8,8 +8,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/deponent-dev/deponent-action/pkg/kernel"
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 )
 
 // checkLedger recomputes a bare JSONL ledger read from rd. It streams: the
@@ -17,15 +17,15 @@ import (
 // policy is set, a second reader parses the same bytes as they pass (one
 // read, so both see the same file).
 func checkLedger(it *Item, rd io.Reader, o *Options, standalone bool) {
-	opts := kernel.VerifyOptions{Anchors: kernel.Anchors{CheckLen: o.CheckLen, ExpectLen: o.ExpectLen, ExpectHead: o.ExpectHead}}
+	opts := evidence.VerifyOptions{Anchors: o.Anchors}
 	var scan *lineScan
-	if o.RequireJailed || o.MaxBlocked >= 0 {
+	if o.RequireJailed || o.MaxBlocked != nil {
 		scan = &lineScan{entryScan: entryScan{jailed: o.RequireJailed}}
 		var wait func()
 		rd, wait = scan.tee(rd)
-		defer wait() // also on a panic in the kernel: the scanner must not leak
+		defer wait() // also on a panic in package evidence: the scanner must not leak
 	}
-	rep, err := kernel.VerifyLedger(rd, opts)
+	rep, err := evidence.VerifyLedger(rd, opts)
 	it.Entries, it.Allowed, it.Blocked, it.Head = rep.Entries, rep.Allowed, rep.Blocked, rep.Head
 	if err != nil {
 		it.fail("", "cannot read: %v", err)
@@ -33,13 +33,13 @@ func checkLedger(it *Item, rd io.Reader, o *Options, standalone bool) {
 	}
 	if b := rep.Break; b != nil {
 		where := "chain"
-		if b.Kind != kernel.BreakLength && b.Kind != kernel.BreakHead {
+		if b.Kind != evidence.BreakLength && b.Kind != evidence.BreakHead {
 			where = fmt.Sprintf("line %d (entry %d)", b.Index+1, b.Index)
 		}
 		it.fail(where, "%s: %s", b.Kind, b.Detail)
 		return
 	}
-	if rep.Entries == 0 && !o.CheckLen {
+	if rep.Entries == 0 && o.Len == nil {
 		// An empty chain is consistent, and proves nothing: an empty or
 		// emptied file must not pass unless emptiness is what is expected.
 		it.fail("", "empty ledger: no entries to verify (pass --expect-len 0 if an empty chain is expected)")
@@ -52,7 +52,7 @@ func checkLedger(it *Item, rd io.Reader, o *Options, standalone bool) {
 	if scan != nil {
 		scan.finish()
 		if scan.broken != "" {
-			// The kernel accepted what the scanner could not read: never
+			// Package evidence accepted what the scanner could not read: never
 			// expected, and never a pass.
 			it.fail("", "policy scan: %s", scan.broken)
 		}
@@ -60,7 +60,7 @@ func checkLedger(it *Item, rd io.Reader, o *Options, standalone bool) {
 	}
 }
 
-// lineScan applies entryScan to the lines of a ledger as the kernel reads
+// lineScan applies entryScan to the lines of a ledger as package evidence reads
 // them, through a pipe fed by an io.TeeReader.
 type lineScan struct {
 	entryScan
@@ -83,7 +83,7 @@ func (s *lineScan) tee(rd io.Reader) (io.Reader, func()) {
 			}()
 			s.lines(pr)
 		}()
-		// Whatever happened above, keep draining: the kernel's reader is
+		// Whatever happened above, keep draining: package evidence's reader is
 		// blocked on the tee until these bytes are taken.
 		_, _ = io.Copy(io.Discard, pr)
 	}()
@@ -101,20 +101,20 @@ func (s *lineScan) finish() {
 }
 
 // lines parses each line as an entry and judges it. It stops at the first
-// line it cannot read; the kernel reports that line as the break.
+// line it cannot read; package evidence reports that line as the break.
 func (s *lineScan) lines(r io.Reader) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var line []byte
 	for i := int64(0); ; i++ {
 		var err error
-		line, err = readLine(br, line[:0], kernel.MaxLedgerLine)
+		line, err = readLine(br, line[:0], evidence.MaxLedgerLine)
 		if err != nil {
 			if !errors.Is(err, io.EOF) || len(line) > 0 {
 				s.broken = fmt.Sprintf("line %d: %v", i+1, err)
 			}
 			return
 		}
-		e, err := canon.Parse(line, kernel.EntryLimits)
+		e, err := canon.Parse(line, evidence.EntryLimits)
 		if err != nil {
 			s.broken = fmt.Sprintf("line %d: %v", i+1, err)
 			return

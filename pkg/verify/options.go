@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 )
 
 // Options are the policies a run enforces. The zero value is not ready to
@@ -12,14 +14,14 @@ import (
 type Options struct {
 	// RequireOutcome: the stored outcome must equal this value and, for a
 	// receipt that carries a governance object, the outcome recomputed
-	// from its chain (kernel.Assess) must equal it too. "" = off.
-	RequireOutcome string
+	// from its chain (evidence.Assess) must equal it too. "" = off.
+	RequireOutcome evidence.Outcome
 	// RequireJailed: no command ran outside a real jail (see the package
 	// doc for the exact rule).
 	RequireJailed bool
 	// MaxBlocked caps the blocked entries of a chain, not counting the
-	// harness's canaries. Negative = off.
-	MaxBlocked int64
+	// harness's canaries. nil = off.
+	MaxBlocked *int64
 	// ExpectCommit: the receipt's provenance.commit must equal this full
 	// SHA (case-insensitive hex, never a prefix). "" = off.
 	ExpectCommit string
@@ -29,12 +31,9 @@ type Options struct {
 	// MinReceipts: each directory or zip PATH must hold at least this many
 	// receipts.
 	MinReceipts int
-	// CheckLen and ExpectLen: a bare ledger must have exactly ExpectLen
-	// entries.
-	CheckLen  bool
-	ExpectLen int64
-	// ExpectHead: a bare ledger must end on this entry_hash. "" = off.
-	ExpectHead string
+	// Anchors every bare ledger must meet: its length (Len, nil = off) and
+	// its last entry_hash (Head, "" = off).
+	evidence.Anchors
 
 	// Workers verifying receipts at once; 0 means GOMAXPROCS.
 	Workers int
@@ -45,7 +44,7 @@ type Options struct {
 // DefaultOptions returns the options with every policy off and
 // MinReceipts 1: a directory or zip that holds no receipt fails.
 func DefaultOptions() Options {
-	return Options{MaxBlocked: -1, MinReceipts: 1}
+	return Options{MinReceipts: 1}
 }
 
 // UsageError is a bad flag value: the command line, not the evidence, is
@@ -62,14 +61,14 @@ func usagef(format string, args ...any) error {
 // to the form the receipts store, a repository must be OWNER/NAME. A bad
 // value is a *UsageError.
 func (o *Options) Validate() error {
-	if o.RequireOutcome != "" && strings.TrimSpace(o.RequireOutcome) != o.RequireOutcome {
+	if o.RequireOutcome != "" && strings.TrimSpace(string(o.RequireOutcome)) != string(o.RequireOutcome) {
 		return usagef("--require-outcome %q: surrounding spaces would never match", o.RequireOutcome)
 	}
 	if o.MinReceipts < 0 {
 		return usagef("--min-receipts %d: must be 0 or more", o.MinReceipts)
 	}
-	if o.CheckLen && o.ExpectLen < 0 {
-		return usagef("--expect-len %d: must be 0 or more", o.ExpectLen)
+	if o.Len != nil && *o.Len < 0 {
+		return usagef("--expect-len %d: must be 0 or more", *o.Len)
 	}
 	if o.ExpectCommit != "" {
 		c, err := NormalizeCommit(o.ExpectCommit)
@@ -83,12 +82,12 @@ func (o *Options) Validate() error {
 			return err
 		}
 	}
-	if o.ExpectHead != "" {
-		h := strings.ToLower(o.ExpectHead)
+	if o.Head != "" {
+		h := strings.ToLower(o.Head)
 		if !isHex(h) || len(h) != 64 {
-			return usagef("--expect-head %q: want the 64-hex-digit entry_hash of the last entry", o.ExpectHead)
+			return usagef("--expect-head %q: want the 64-hex-digit entry_hash of the last entry", o.Head)
 		}
-		o.ExpectHead = h
+		o.Head = h
 	}
 	if o.Workers < 0 {
 		return usagef("workers %d: must be 0 or more", o.Workers)
@@ -170,16 +169,16 @@ func (o *Options) policy() Policy {
 		return &s
 	}
 	p := Policy{
-		RequireOutcome: opt(o.RequireOutcome), RequireJailed: o.RequireJailed,
+		RequireOutcome: opt(string(o.RequireOutcome)), RequireJailed: o.RequireJailed,
 		ExpectCommit: opt(o.ExpectCommit), ExpectRepo: opt(o.ExpectRepo),
-		MinReceipts: o.MinReceipts, ExpectHead: opt(o.ExpectHead),
+		MinReceipts: o.MinReceipts, ExpectHead: opt(o.Head),
 	}
-	if o.MaxBlocked >= 0 {
-		n := o.MaxBlocked
+	if o.MaxBlocked != nil {
+		n := *o.MaxBlocked
 		p.MaxBlocked = &n
 	}
-	if o.CheckLen {
-		n := o.ExpectLen
+	if o.Len != nil {
+		n := *o.Len
 		p.ExpectLen = &n
 	}
 	return p

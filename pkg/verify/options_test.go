@@ -26,9 +26,9 @@ func TestValidate(t *testing.T) {
 		{"repo without owner", func(o *Options) { o.ExpectRepo = "/cat" }, "OWNER/NAME"},
 		{"repo with two slashes", func(o *Options) { o.ExpectRepo = "a/b/c" }, "OWNER/NAME"},
 		{"repo with a space", func(o *Options) { o.ExpectRepo = "octo/c at" }, "OWNER/NAME"},
-		{"head", func(o *Options) { o.ExpectHead = strings.Repeat("AB", 32) }, ""},
-		{"short head", func(o *Options) { o.ExpectHead = "abcd" }, "64-hex-digit"},
-		{"negative len", func(o *Options) { o.CheckLen, o.ExpectLen = true, -1 }, "0 or more"},
+		{"head", func(o *Options) { o.Head = strings.Repeat("AB", 32) }, ""},
+		{"short head", func(o *Options) { o.Head = "abcd" }, "64-hex-digit"},
+		{"negative len", func(o *Options) { n := int64(-1); o.Len = &n }, "0 or more"},
 		{"negative min", func(o *Options) { o.MinReceipts = -1 }, "0 or more"},
 		{"outcome with spaces", func(o *Options) { o.RequireOutcome = " GOVERNED_PASS" }, "spaces"},
 	}
@@ -48,10 +48,10 @@ func TestValidate(t *testing.T) {
 	}
 	// Validate normalises what it accepts.
 	o := DefaultOptions()
-	o.ExpectCommit, o.ExpectHead = full, strings.Repeat("AB", 32)
+	o.ExpectCommit, o.Head = full, strings.Repeat("AB", 32)
 	require.NoError(t, o.Validate())
 	assert.Equal(t, strings.ToLower(full), o.ExpectCommit)
-	assert.Equal(t, strings.Repeat("ab", 32), o.ExpectHead)
+	assert.Equal(t, strings.Repeat("ab", 32), o.Head)
 }
 
 func TestRunRefusesBadCommandLines(t *testing.T) {
@@ -72,7 +72,8 @@ func TestPolicyJSON(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"require_outcome":null,"require_jailed":false,"max_blocked":null,"expect_commit":null,
 		"expect_repo":null,"min_receipts":1,"expect_len":null,"expect_head":null}`, string(b))
-	o.MaxBlocked, o.CheckLen, o.ExpectLen, o.RequireOutcome = 0, true, 0, "GOVERNED_PASS"
+	zero := int64(0)
+	o.MaxBlocked, o.Len, o.RequireOutcome = &zero, &zero, "GOVERNED_PASS"
 	b, err = json.Marshal(o.policy())
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"max_blocked":0`)

@@ -98,9 +98,9 @@ func outcomeText(it *Item) string {
 	case it.Outcome == "" && !it.Verified:
 		return "-"
 	case it.Recomputed != "":
-		return textsafe.OneLine(it.Outcome) + "(recomputed)"
+		return textsafe.OneLine(string(it.Outcome)) + "(recomputed)"
 	}
-	return textsafe.OneLine(it.Outcome) + "(stored)"
+	return textsafe.OneLine(string(it.Outcome)) + "(stored)"
 }
 
 func dash(s string) string {

@@ -4,21 +4,21 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/deponent-dev/deponent-action/pkg/kernel"
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 )
 
 // realJails are the backends that confine a command. "none" (an explicit
 // opt-in to run unjailed) and "" (no jail was available) are not jails.
 var realJails = map[string]bool{"bwrap": true, "seatbelt": true}
 
-// checkReceipt recomputes data as a receipt (kernel.VerifyReceipt), fills
+// checkReceipt recomputes data as a receipt (evidence.VerifyReceipt), fills
 // the item's facts, then applies the always-on consistency checks and the
 // policies of o.
 func checkReceipt(it *Item, data []byte, o *Options) {
-	r, err := kernel.VerifyReceipt(data)
+	r, err := evidence.VerifyReceipt(data)
 	if err != nil {
-		var re *kernel.ReceiptError
+		var re *evidence.ReceiptError
 		if errors.As(err, &re) {
 			it.fail(re.Where, "%s", re.Msg)
 		} else {
@@ -30,17 +30,17 @@ func checkReceipt(it *Item, data []byte, o *Options) {
 	it.ReceiptID, it.Producer, it.SessionID, it.TS, it.Outcome = r.ID, r.Producer, r.SessionID, r.TS, r.Outcome
 	it.Entries, it.Allowed, it.Blocked = r.Chain.Entries, r.Chain.Allowed, r.Chain.Blocked
 	it.Head, it.Signature = r.Chain.Head, r.Signature
-	it.Repository, _ = provString(r, kernel.ProvRepository)
-	it.Commit, _ = provString(r, kernel.ProvCommit)
-	it.Jail, _ = provString(r, kernel.ProvJail)
-	it.PolicySHA256, _ = provString(r, kernel.ProvPolicySHA256)
+	it.Repository, _ = provString(r, evidence.ProvRepository)
+	it.Commit, _ = provString(r, evidence.ProvCommit)
+	it.Jail, _ = provString(r, evidence.ProvJail)
+	it.PolicySHA256, _ = provString(r, evidence.ProvPolicySHA256)
 
 	g, governed := governance(it, r)
 	outcomePolicy(it, r, governed, o)
 	if o.RequireJailed {
 		jailPolicy(it, r, g, governed)
 	}
-	if o.RequireJailed || o.MaxBlocked >= 0 {
+	if o.RequireJailed || o.MaxBlocked != nil {
 		s := entryScan{jailed: o.RequireJailed}
 		for i, e := range r.Entries {
 			s.add(int64(i), e)
@@ -52,10 +52,10 @@ func checkReceipt(it *Item, data []byte, o *Options) {
 
 // governance recomputes the outcome of a receipt that carries our
 // governance object and checks the summary it stores against the chain.
-func governance(it *Item, r *kernel.Receipt) (kernel.Governance, bool) {
-	g, ok, err := kernel.ParseGovernance(r.Body)
+func governance(it *Item, r *evidence.Receipt) (evidence.Governance, bool) {
+	g, ok, err := evidence.ParseGovernance(r.Body)
 	if err != nil {
-		it.fail(kernel.RFieldGovernance, "%v", err)
+		it.fail(evidence.RFieldGovernance, "%v", err)
 		return g, false
 	}
 	if !ok {
@@ -68,21 +68,21 @@ func governance(it *Item, r *kernel.Receipt) (kernel.Governance, bool) {
 	if it.PolicySHA256 == "" {
 		it.PolicySHA256 = g.PolicySHA256
 	}
-	a := kernel.Assess(r.Entries, g)
+	a := evidence.Assess(r.Entries, g)
 	it.Recomputed = a.Outcome
 	checkCounts(it, r.Body, a)
 	// A stored pass the chain does not support is never OK, asked for or
 	// not: it is the one claim a reader acts on.
-	if r.Outcome == kernel.OutcomePass && a.Outcome != kernel.OutcomePass {
-		it.fail(kernel.RFieldOutcome, "stored outcome %s but the chain recomputes to %s: %s", r.Outcome, a.Outcome, firstOr(a.Reasons, "no reason given"))
+	if r.Outcome == evidence.OutcomePass && a.Outcome != evidence.OutcomePass {
+		it.fail(evidence.RFieldOutcome, "stored outcome %s but the chain recomputes to %s: %s", r.Outcome, a.Outcome, firstOr(a.Reasons, "no reason given"))
 	}
 	return g, true
 }
 
 // checkCounts compares the counts the governance object claims with the
 // ones recomputed from the chain.
-func checkCounts(it *Item, body canon.Value, a kernel.Assessment) {
-	gv, _ := body.Get(kernel.RFieldGovernance)
+func checkCounts(it *Item, body canon.Value, a evidence.Assessment) {
+	gv, _ := body.Get(evidence.RFieldGovernance)
 	c, ok := gv.Get("counts")
 	if !ok || c.Kind() != canon.Object {
 		it.fail("governance.counts", "missing or not an object: the stored summary cannot be checked against the chain")
@@ -114,24 +114,24 @@ func checkCounts(it *Item, body canon.Value, a kernel.Assessment) {
 	}
 }
 
-func outcomePolicy(it *Item, r *kernel.Receipt, governed bool, o *Options) {
+func outcomePolicy(it *Item, r *evidence.Receipt, governed bool, o *Options) {
 	want := o.RequireOutcome
 	switch {
 	case want == "":
 	case r.Outcome != want:
-		it.fail(kernel.RFieldOutcome, "outcome is %s; --require-outcome wants %s", r.Outcome, want)
-	case governed && it.Recomputed != r.Outcome && r.Outcome != kernel.OutcomePass:
+		it.fail(evidence.RFieldOutcome, "outcome is %s; --require-outcome wants %s", r.Outcome, want)
+	case governed && it.Recomputed != r.Outcome && r.Outcome != evidence.OutcomePass:
 		// (A stored pass that does not recompute has already failed.)
-		it.fail(kernel.RFieldOutcome, "stored outcome %s but the chain recomputes to %s", r.Outcome, it.Recomputed)
+		it.fail(evidence.RFieldOutcome, "stored outcome %s but the chain recomputes to %s", r.Outcome, it.Recomputed)
 	}
 }
 
 // jailPolicy applies --require-jailed's receipt-level half: every jail the
 // receipt records is a real one, at least one is recorded, and the run did
 // not opt in to running unjailed. The entry-level half is entryScan.
-func jailPolicy(it *Item, r *kernel.Receipt, g kernel.Governance, governed bool) {
+func jailPolicy(it *Item, r *evidence.Receipt, g evidence.Governance, governed bool) {
 	recorded, bad := false, false
-	if p, ok := r.Provenance.Get(kernel.ProvJail); ok {
+	if p, ok := r.Provenance.Get(evidence.ProvJail); ok {
 		if s, _ := p.AsString(); realJails[s] {
 			recorded = true
 		} else {
@@ -159,9 +159,9 @@ func jailPolicy(it *Item, r *kernel.Receipt, g kernel.Governance, governed bool)
 // bindingPolicy applies --expect-commit and --expect-repo: the provenance
 // binds the receipt to one commit of one repository, so that an old, valid
 // receipt does not pass for new code.
-func bindingPolicy(it *Item, r *kernel.Receipt, o *Options) {
+func bindingPolicy(it *Item, r *evidence.Receipt, o *Options) {
 	if o.ExpectCommit != "" {
-		c, ok := provString(r, kernel.ProvCommit)
+		c, ok := provString(r, evidence.ProvCommit)
 		switch {
 		case !ok:
 			it.fail("provenance.commit", "missing: the receipt is bound to no commit (--expect-commit %s)", o.ExpectCommit)
@@ -170,7 +170,7 @@ func bindingPolicy(it *Item, r *kernel.Receipt, o *Options) {
 		}
 	}
 	if o.ExpectRepo != "" {
-		repo, ok := provString(r, kernel.ProvRepository)
+		repo, ok := provString(r, evidence.ProvRepository)
 		switch {
 		case !ok:
 			it.fail("provenance.repository", "missing: the receipt is bound to no repository (--expect-repo %s)", o.ExpectRepo)
@@ -181,7 +181,7 @@ func bindingPolicy(it *Item, r *kernel.Receipt, o *Options) {
 }
 
 // provString returns a string member of the receipt's provenance.
-func provString(r *kernel.Receipt, key string) (string, bool) {
+func provString(r *evidence.Receipt, key string) (string, bool) {
 	v, ok := r.Provenance.Get(key)
 	if !ok {
 		return "", false
@@ -220,24 +220,24 @@ type entryScan struct {
 
 // add judges entry i. Only the first jail violation is kept.
 func (s *entryScan) add(i int64, e canon.Value) {
-	verdict := kernel.EntryString(e, kernel.FieldVerdict)
-	if verdict != kernel.VerdictAllow && kernel.EntryString(e, kernel.FieldAgent) != kernel.AgentCanary {
+	verdict := evidence.Verdict(evidence.EntryString(e, evidence.FieldVerdict))
+	if verdict != evidence.VerdictAllow && evidence.EntryString(e, evidence.FieldAgent) != evidence.AgentCanary {
 		// Canaries are blocked by design: they prove the gate holds.
 		s.blocked++
 	}
 	if !s.jailed || s.jailMsg != "" {
 		return
 	}
-	if kernel.EntryBool(e, kernel.FieldUnjailed) {
+	if evidence.EntryBool(e, evidence.FieldUnjailed) {
 		s.jailIndex, s.jailMsg = i, "marked unjailed: it ran without a jail"
 		return
 	}
 	// Executed = allowed and not a dry run. A dry_run that is not the
 	// boolean true does not count as one: fail closed.
-	if kernel.EntryString(e, kernel.FieldTool) != "run_cmd" || verdict != kernel.VerdictAllow || kernel.EntryBool(e, kernel.FieldDryRun) {
+	if evidence.EntryString(e, evidence.FieldTool) != "run_cmd" || verdict != evidence.VerdictAllow || evidence.EntryBool(e, evidence.FieldDryRun) {
 		return
 	}
-	j, ok := e.Get(kernel.FieldJail)
+	j, ok := e.Get(evidence.FieldJail)
 	if name, _ := j.AsString(); !realJails[name] {
 		what := "recorded no jail"
 		if ok {
@@ -251,7 +251,7 @@ func (s *entryScan) report(it *Item, o *Options, where func(int64) string) {
 	if s.jailMsg != "" {
 		it.fail(where(s.jailIndex), "%s (--require-jailed)", s.jailMsg)
 	}
-	if o.MaxBlocked >= 0 && s.blocked > o.MaxBlocked {
-		it.fail("chain", "%d blocked entries, not counting canaries; --max-blocked %d", s.blocked, o.MaxBlocked)
+	if o.MaxBlocked != nil && s.blocked > *o.MaxBlocked {
+		it.fail("chain", "%d blocked entries, not counting canaries; --max-blocked %d", s.blocked, *o.MaxBlocked)
 	}
 }

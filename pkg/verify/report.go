@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/deponent-dev/deponent-action/internal/version"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 )
 
 // Kind is what an Item is.
@@ -48,24 +49,24 @@ type Item struct {
 	// cleanly. An item can be Verified and still fail a policy.
 	Verified bool `json:"verified"`
 
-	ReceiptID string `json:"receipt_id,omitempty"`
-	Producer  string `json:"producer,omitempty"`
-	SessionID string `json:"session_id,omitempty"`
-	TS        string `json:"ts,omitempty"`
-	Outcome   string `json:"outcome,omitempty"` // as stored
-	// Recomputed is the outcome kernel.Assess recomputes from the chain;
+	ReceiptID string           `json:"receipt_id,omitempty"`
+	Producer  string           `json:"producer,omitempty"`
+	SessionID string           `json:"session_id,omitempty"`
+	TS        string           `json:"ts,omitempty"`
+	Outcome   evidence.Outcome `json:"outcome,omitempty"` // as stored
+	// Recomputed is the outcome evidence.Assess recomputes from the chain;
 	// "" when the receipt carries no governance object (the stored outcome
 	// is then a claim, not recomputed).
-	Recomputed   string `json:"recomputed_outcome,omitempty"`
-	Entries      int64  `json:"entries"`
-	Allowed      int64  `json:"allowed"`
-	Blocked      int64  `json:"blocked"`
-	Head         string `json:"head,omitempty"`      // last entry_hash (the genesis for an empty chain)
-	Signature    string `json:"signature,omitempty"` // the recomputed content hash (a receipt's "signature")
-	Repository   string `json:"repository,omitempty"`
-	Commit       string `json:"commit,omitempty"`
-	Jail         string `json:"jail,omitempty"`
-	PolicySHA256 string `json:"policy_sha256,omitempty"`
+	Recomputed   evidence.Outcome `json:"recomputed_outcome,omitempty"`
+	Entries      int64            `json:"entries"`
+	Allowed      int64            `json:"allowed"`
+	Blocked      int64            `json:"blocked"`
+	Head         string           `json:"head,omitempty"`      // last entry_hash (the genesis for an empty chain)
+	Signature    string           `json:"signature,omitempty"` // the recomputed content hash (a receipt's "signature")
+	Repository   string           `json:"repository,omitempty"`
+	Commit       string           `json:"commit,omitempty"`
+	Jail         string           `json:"jail,omitempty"`
+	PolicySHA256 string           `json:"policy_sha256,omitempty"`
 
 	// AnchoredBy: a ledger's length and head equal those of this receipt's
 	// chain, beside it, so the receipt's content hash covers the ledger
@@ -139,11 +140,18 @@ func newReport(o *Options, items []Item) *Report {
 	return r
 }
 
-// ExitCode is 0 when everything verified and every policy held, 1
-// otherwise.
+// Exit statuses of deponent-verify.
+const (
+	ExitOK    = 0 // everything verified and every policy held
+	ExitFail  = 1 // anything failed to verify or to satisfy a policy
+	ExitUsage = 2 // a bad flag or command line: nothing was verified
+)
+
+// ExitCode is ExitOK when everything verified and every policy held,
+// ExitFail otherwise.
 func (r *Report) ExitCode() int {
 	if r.OK {
-		return 0
+		return ExitOK
 	}
-	return 1
+	return ExitFail
 }

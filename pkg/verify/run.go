@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/deponent-dev/deponent-action/pkg/kernel"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 )
 
 // Run verifies every PATH under o and returns the report. A bad option or
@@ -56,7 +56,7 @@ type runner struct {
 	containers []*container
 	closers    []io.Closer
 	mem        *budget
-	ledgerMu   sync.Mutex // one ledger at a time: the kernel already uses every core on one
+	ledgerMu   sync.Mutex // one ledger at a time: package evidence already uses every core on one
 }
 
 type job struct {
@@ -245,23 +245,23 @@ func (r *runner) runJob(j job) {
 // receipt reads one receipt under the size cap and the memory budget, then
 // verifies it. Only the item's facts outlive this call.
 func (r *runner) receipt(it *Item, rc io.Reader, size int64) {
-	if size > kernel.MaxReceiptBytes {
-		it.fail("", "%d bytes, over the %d-byte receipt cap: not read", size, kernel.MaxReceiptBytes)
+	if size > evidence.MaxReceiptBytes {
+		it.fail("", "%d bytes, over the %d-byte receipt cap: not read", size, evidence.MaxReceiptBytes)
 		return
 	}
 	w := size
 	if w < 0 {
-		w = kernel.MaxReceiptBytes
+		w = evidence.MaxReceiptBytes
 	}
 	w = r.mem.acquire(w)
 	defer r.mem.release(w)
-	data, err := io.ReadAll(io.LimitReader(rc, kernel.MaxReceiptBytes+1))
+	data, err := io.ReadAll(io.LimitReader(rc, evidence.MaxReceiptBytes+1))
 	if err != nil {
 		it.fail("", "cannot read: %v", err)
 		return
 	}
-	if len(data) > kernel.MaxReceiptBytes {
-		it.fail("", "over the %d-byte receipt cap", kernel.MaxReceiptBytes)
+	if len(data) > evidence.MaxReceiptBytes {
+		it.fail("", "over the %d-byte receipt cap", evidence.MaxReceiptBytes)
 		return
 	}
 	checkReceipt(it, data, r.o)
@@ -293,15 +293,15 @@ func (r *runner) checkApplied() {
 		if o.RequireJailed {
 			unmet("--require-jailed", "receipt or ledger")
 		}
-		if o.MaxBlocked >= 0 {
+		if o.MaxBlocked != nil {
 			unmet("--max-blocked", "receipt or ledger")
 		}
 	}
 	if ledgers == 0 {
-		if o.CheckLen {
+		if o.Len != nil {
 			unmet("--expect-len", "bare ledger")
 		}
-		if o.ExpectHead != "" {
+		if o.Head != "" {
 			unmet("--expect-head", "bare ledger")
 		}
 	}

@@ -15,13 +15,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/deponent-dev/deponent-action/pkg/kernel"
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 	"github.com/deponent-dev/deponent-action/pkg/verify/verifytest"
 )
 
 func TestPanicIsAFailureNotAnOutcome(t *testing.T) {
-	r := &runner{o: &Options{MaxBlocked: -1}, mem: newBudget(MemoryBudget)}
+	r := &runner{o: &Options{}, mem: newBudget(MemoryBudget)}
 	r.addJob("boom.json", KindReceipt, func() (io.ReadCloser, int64, error) { panic("kaboom") })
 	r.addJob("fine.json", KindReceipt, func() (io.ReadCloser, int64, error) {
 		return io.NopCloser(strings.NewReader(string(verifytest.Bytes(verifytest.Build(t, verifytest.Spec{}))))), -1, nil
@@ -36,7 +36,7 @@ func TestRunOnAStore(t *testing.T) {
 	root := t.TempDir()
 	verifytest.Persist(t, root, verifytest.Spec{}, verifytest.Spec{SessionID: "s2"})
 	o := DefaultOptions()
-	o.RequireOutcome, o.RequireJailed, o.ExpectCommit = kernel.OutcomePass, true, verifytest.Commit
+	o.RequireOutcome, o.RequireJailed, o.ExpectCommit = evidence.OutcomePass, true, verifytest.Commit
 	rep, err := Run([]string{root}, o)
 	require.NoError(t, err)
 	require.True(t, rep.OK, "%+v", rep.Items)
@@ -56,27 +56,27 @@ func TestStdinWithoutReaderIsEmpty(t *testing.T) {
 }
 
 // entry builds one chain entry for entryScan.
-func entry(t *testing.T, r kernel.Record) canon.Value {
-	return verifytest.Chain(t, []kernel.Record{r})[0]
+func entry(t *testing.T, r evidence.Record) canon.Value {
+	return verifytest.Chain(t, []evidence.Record{r})[0]
 }
 
 func TestEntryScan(t *testing.T) {
-	dry := func(v canon.Value) canon.Member { return canon.M(kernel.FieldDryRun, v) }
+	dry := func(v canon.Value) canon.Member { return canon.M(evidence.FieldDryRun, v) }
 	cases := []struct {
 		name string
-		rec  kernel.Record
+		rec  evidence.Record
 		msg  string // "" = holds
 	}{
 		{"jailed command", verifytest.Ran("b", "bwrap", 0), ""},
 		{"seatbelt", verifytest.Ran("b", "seatbelt", 1), ""},
-		{"blocked command needs no jail", verifytest.Step("b", "run_cmd", kernel.VerdictBlock), ""},
-		{"file tool needs no jail", verifytest.Step("b", "write_file", kernel.VerdictAllow), ""},
-		{"dry run needs no jail", verifytest.Step("b", "run_cmd", kernel.VerdictAllow, dry(canon.BoolValue(true))), ""},
-		{"dry run that is not a boolean", verifytest.Step("b", "run_cmd", kernel.VerdictAllow, dry(canon.Str("true"))), "recorded no jail"},
+		{"blocked command needs no jail", verifytest.Step("b", "run_cmd", evidence.VerdictBlock), ""},
+		{"file tool needs no jail", verifytest.Step("b", "write_file", evidence.VerdictAllow), ""},
+		{"dry run needs no jail", verifytest.Step("b", "run_cmd", evidence.VerdictAllow, dry(canon.BoolValue(true))), ""},
+		{"dry run that is not a boolean", verifytest.Step("b", "run_cmd", evidence.VerdictAllow, dry(canon.Str("true"))), "recorded no jail"},
 		{"no jail field", verifytest.Ran("b", "", 0), "recorded no jail"},
 		{"jail none", verifytest.Ran("b", "none", 0), `ran with jail "none"`},
-		{"jail of the wrong type", verifytest.Step("b", "run_cmd", kernel.VerdictAllow, canon.M(kernel.FieldJail, canon.Int(1))), "ran with jail 1"},
-		{"unjailed flag", verifytest.Step("b", "read_file", kernel.VerdictAllow, canon.M(kernel.FieldUnjailed, canon.BoolValue(true))), "marked unjailed"},
+		{"jail of the wrong type", verifytest.Step("b", "run_cmd", evidence.VerdictAllow, canon.M(evidence.FieldJail, canon.Int(1))), "ran with jail 1"},
+		{"unjailed flag", verifytest.Step("b", "read_file", evidence.VerdictAllow, canon.M(evidence.FieldUnjailed, canon.BoolValue(true))), "marked unjailed"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -92,24 +92,25 @@ func TestEntryScan(t *testing.T) {
 	}
 	// Blocked canaries do not count against --max-blocked.
 	s := entryScan{}
-	s.add(0, entry(t, verifytest.Step(kernel.AgentCanary, "run_cmd", kernel.VerdictBlock)))
-	s.add(1, entry(t, verifytest.Step("b", "run_cmd", kernel.VerdictBlock)))
+	s.add(0, entry(t, verifytest.Step(evidence.AgentCanary, "run_cmd", evidence.VerdictBlock)))
+	s.add(1, entry(t, verifytest.Step("b", "run_cmd", evidence.VerdictBlock)))
 	assert.Equal(t, int64(1), s.blocked)
 }
 
 func TestLedgerPolicyScan(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "l.jsonl")
-	verifytest.Ledger(t, p, 5000, func(i int) kernel.Record {
+	verifytest.Ledger(t, p, 5000, func(i int) evidence.Record {
 		switch i {
 		case 4000:
 			return verifytest.Ran("builder", "", 0)
 		case 10, 20:
-			return verifytest.Step("builder", "run_cmd", kernel.VerdictBlock)
+			return verifytest.Step("builder", "run_cmd", evidence.VerdictBlock)
 		}
 		return verifytest.Typical(i)
 	})
 	o := DefaultOptions()
-	o.RequireJailed, o.MaxBlocked = true, 1
+	one := int64(1)
+	o.RequireJailed, o.MaxBlocked = true, &one
 	rep, err := Run([]string{p}, o)
 	require.NoError(t, err)
 	it := rep.Items[0]
@@ -118,7 +119,7 @@ func TestLedgerPolicyScan(t *testing.T) {
 	assert.Equal(t, "line 4001 (entry 4000)", it.Problems[0].Where)
 	assert.Contains(t, it.Problems[1].Msg, "2 blocked entries, not counting canaries; --max-blocked 1")
 
-	// A broken ledger stops the kernel early; the scanner must not hang.
+	// A broken ledger stops package evidence early; the scanner must not hang.
 	data, err := os.ReadFile(p)
 	require.NoError(t, err)
 	broken := filepath.Join(t.TempDir(), "b.jsonl")
@@ -178,10 +179,10 @@ func TestBudget(t *testing.T) {
 }
 
 func TestCannotReadIsAFailure(t *testing.T) {
-	r := &runner{o: &Options{MaxBlocked: -1}, mem: newBudget(MemoryBudget)}
+	r := &runner{o: &Options{}, mem: newBudget(MemoryBudget)}
 	r.addJob("x.json", KindReceipt, func() (io.ReadCloser, int64, error) { return nil, 0, errors.New("device on fire") })
 	r.addJob("big.json", KindReceipt, func() (io.ReadCloser, int64, error) {
-		return io.NopCloser(strings.NewReader("")), kernel.MaxReceiptBytes + 1, nil
+		return io.NopCloser(strings.NewReader("")), evidence.MaxReceiptBytes + 1, nil
 	})
 	r.runJobs()
 	assert.Equal(t, "cannot read: device on fire", r.items[0].Reason())

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/deponent-dev/deponent-action/pkg/kernel"
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 )
 
 // Caps of a store's bookkeeping files.
@@ -26,7 +26,7 @@ const (
 var receiptIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$`)
 
 // indexFields are the members of an index.jsonl line, all strings.
-var indexFields = []string{kernel.RFieldID, "file", kernel.RFieldTS, kernel.RFieldOutcome, kernel.RFieldSignature}
+var indexFields = []string{evidence.RFieldID, "file", evidence.RFieldTS, evidence.RFieldOutcome, evidence.RFieldSignature}
 
 // checkStore checks one directory that holds a store's bookkeeping
 // (index.jsonl or LATEST) against the receipts beside it; see the package
@@ -161,7 +161,7 @@ func (r *runner) indexLine(it *Item, g *group, where string, line []byte, listed
 		it.fail(where, "lists receipt %s, but %s holds receipt %s", id, file, rc.ReceiptID)
 	case rc.Signature != sig:
 		it.fail(where, "signature %s does not match the recomputed signature %s of %s", sig, rc.Signature, file)
-	case rc.Outcome != outcome:
+	case string(rc.Outcome) != outcome:
 		it.fail(where, "outcome %q, but the receipt says %q", outcome, rc.Outcome)
 	case rc.TS != ts:
 		it.fail(where, "ts %q, but the receipt says %q", ts, rc.TS)
@@ -170,13 +170,13 @@ func (r *runner) indexLine(it *Item, g *group, where string, line []byte, listed
 
 // checkLatest checks the LATEST pointer: "<receipt_id>\n", naming a
 // receipt the index lists, that is beside it and verifies. An index that
-// lists receipts with no LATEST beside it fails: the kernel moves LATEST
+// lists receipts with no LATEST beside it fails: evidence.Persist moves LATEST
 // only after a receipt passed its write-time verification, so a missing
 // LATEST means the last persist did not complete.
 func (r *runner) checkLatest(g *group, listed map[string]string) {
 	if g.latest == nil {
 		if g.index != nil && len(listed) > 0 {
-			r.items[g.index.slot].fail(kernel.LatestFile, "missing: the index lists %d receipts but no LATEST names one (a persist that did not pass its write-time verification never moves LATEST)", len(listed))
+			r.items[g.index.slot].fail(evidence.LatestFile, "missing: the index lists %d receipts but no LATEST names one (a persist that did not pass its write-time verification never moves LATEST)", len(listed))
 		}
 		return
 	}

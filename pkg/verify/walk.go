@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/deponent-dev/deponent-action/pkg/kernel"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 )
 
 // Caps of a directory walk.
@@ -38,9 +38,9 @@ const (
 
 func classify(name string) refKind {
 	switch {
-	case name == kernel.IndexFile:
+	case name == evidence.IndexFile:
 		return refIndex
-	case name == kernel.LatestFile:
+	case name == evidence.LatestFile:
 		return refLatest
 	case hasExt(name, ".jsonl"):
 		return refLedger

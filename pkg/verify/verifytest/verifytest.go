@@ -1,8 +1,8 @@
 // Package verifytest builds the evidence the verifier's tests and
 // benchmarks run on: governed receipts written by the kernel exactly as the
-// action writes them (kernel.BuildReceipt with a governance object from
-// kernel.Governance.Value(kernel.Assess(…)) and a provenance that binds them
-// to a repository and commit), receipt stores (kernel.Persist), bare
+// action writes them (evidence.BuildReceipt with a governance object from
+// evidence.Governance.Value(evidence.Assess(…)) and a provenance that binds them
+// to a repository and commit), receipt stores (evidence.Persist), bare
 // ledgers, and zip archives, hostile ones included.
 package verifytest
 
@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deponent-dev/deponent-action/pkg/kernel"
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 )
 
 // Defaults of a Spec.
@@ -37,13 +37,13 @@ type Spec struct {
 	Repo      string    // default Repo; "-" leaves it out
 	Commit    string    // default Commit; "-" leaves it out
 	// Records are the chain; nil means Good(jail).
-	Records []kernel.Record
+	Records []evidence.Record
 	// NoGovernance writes a receipt like the Python reference's.
 	NoGovernance bool
 	// Governance overrides the configuration the chain is judged under.
-	Governance *kernel.Governance
+	Governance *evidence.Governance
 	// Outcome overrides the stored outcome ("" = the recomputed one).
-	Outcome string
+	Outcome evidence.Outcome
 	// EditGovernance changes the governance object before signing: a
 	// summary that lies, but is signed (the content hash covers a lie as
 	// well as the truth).
@@ -62,17 +62,17 @@ func (s Spec) jail() string {
 	return s.Jail
 }
 
-// Canaries are the canary entries of a clean run, as kernel.Assess wants
+// Canaries are the canary entries of a clean run, as evidence.Assess wants
 // them: every gate canary blocked and, when a jail ran, every jail probe
 // run and held (exit 0).
-func Canaries(jail string) []kernel.Record {
-	var rs []kernel.Record
-	for _, name := range kernel.GateCanaries {
-		rs = append(rs, Step(kernel.AgentCanary, "run_cmd", kernel.VerdictBlock, canon.M(kernel.FieldCanary, canon.Str(name))))
+func Canaries(jail string) []evidence.Record {
+	var rs []evidence.Record
+	for _, name := range evidence.GateCanaries {
+		rs = append(rs, Step(evidence.AgentCanary, "run_cmd", evidence.VerdictBlock, canon.M(evidence.FieldCanary, canon.Str(name))))
 	}
 	if jail != "" {
-		for _, name := range kernel.JailCanaries {
-			rs = append(rs, Ran(kernel.AgentCanary, jail, 0, canon.M(kernel.FieldCanary, canon.Str(name))))
+		for _, name := range evidence.JailCanaries {
+			rs = append(rs, Ran(evidence.AgentCanary, jail, 0, canon.M(evidence.FieldCanary, canon.Str(name))))
 		}
 	}
 	return rs
@@ -81,18 +81,18 @@ func Canaries(jail string) []kernel.Record {
 // Good is a clean governed run: the canaries, then a write, a build step
 // and the out-of-band verify command. Every executed command names jail.
 // The build step is the second-last entry.
-func Good(jail string) []kernel.Record {
+func Good(jail string) []evidence.Record {
 	return append(Canaries(jail),
-		Step("builder", "write_file", kernel.VerdictAllow),
+		Step("builder", "write_file", evidence.VerdictAllow),
 		Ran("builder", jail, 0),
-		Ran(kernel.AgentHarness, jail, 0),
+		Ran(evidence.AgentHarness, jail, 0),
 	)
 }
 
 // Tally counts entries, allowed and blocked as the verifier prints them.
-func Tally(rs []kernel.Record) (entries, allowed, blocked int) {
+func Tally(rs []evidence.Record) (entries, allowed, blocked int) {
 	for _, r := range rs {
-		if r.Verdict == kernel.VerdictAllow {
+		if r.Verdict == evidence.VerdictAllow {
 			allowed++
 		} else {
 			blocked++
@@ -102,28 +102,28 @@ func Tally(rs []kernel.Record) (entries, allowed, blocked int) {
 }
 
 // Step is a recorded action.
-func Step(agent, tool, verdict string, extra ...canon.Member) kernel.Record {
-	return kernel.Record{
+func Step(agent, tool string, verdict evidence.Verdict, extra ...canon.Member) evidence.Record {
+	return evidence.Record{
 		Agent: agent, Tool: tool, Verdict: verdict, Params: map[string]any{"cmd": "go test ./..."},
-		BlastClass: kernel.ClassLocalExec, Reason: "allowlisted", Extra: extra,
-		OutcomeSHA256: kernel.HashOutcome([]byte(agent + tool)),
+		BlastClass: evidence.ClassLocalExec, Reason: "allowlisted", Extra: extra,
+		OutcomeSHA256: evidence.HashOutcome([]byte(agent + tool)),
 	}
 }
 
 // Ran is an executed run_cmd with its exit code, confined by jail ("" =
 // no jail field).
-func Ran(agent, jail string, exit int64, extra ...canon.Member) kernel.Record {
-	ms := append([]canon.Member{canon.M(kernel.FieldExitCode, canon.Int(exit))}, extra...)
+func Ran(agent, jail string, exit int64, extra ...canon.Member) evidence.Record {
+	ms := append([]canon.Member{canon.M(evidence.FieldExitCode, canon.Int(exit))}, extra...)
 	if jail != "" {
-		ms = append(ms, canon.M(kernel.FieldJail, canon.Str(jail)))
+		ms = append(ms, canon.M(evidence.FieldJail, canon.Str(jail)))
 	}
-	return Step(agent, "run_cmd", kernel.VerdictAllow, ms...)
+	return Step(agent, "run_cmd", evidence.VerdictAllow, ms...)
 }
 
 // Chain appends records to a fresh in-memory ledger.
-func Chain(tb testing.TB, rs []kernel.Record) []canon.Value {
+func Chain(tb testing.TB, rs []evidence.Record) []canon.Value {
 	tb.Helper()
-	l, err := kernel.OpenLedger(kernel.LedgerOptions{Now: fixedClock})
+	l, err := evidence.OpenLedger(evidence.LedgerOptions{Now: fixedClock})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func Chain(tb testing.TB, rs []kernel.Record) []canon.Value {
 func fixedClock() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
 
 // Build signs a receipt as the action does.
-func Build(tb testing.TB, s Spec) *kernel.Receipt {
+func Build(tb testing.TB, s Spec) *evidence.Receipt {
 	tb.Helper()
 	jail := s.jail()
 	rs := s.Records
@@ -146,11 +146,11 @@ func Build(tb testing.TB, s Spec) *kernel.Receipt {
 		rs = Good(jail)
 	}
 	entries := Chain(tb, rs)
-	g := kernel.Governance{Canaries: true, JailCanaries: jail != "", VerifyCommand: "go test ./...", Jail: jail, PolicySHA256: PolicySH}
+	g := evidence.Governance{Canaries: true, JailCanaries: jail != "", VerifyCommand: "go test ./...", Jail: jail, PolicySHA256: PolicySH}
 	if s.Governance != nil {
 		g = *s.Governance
 	}
-	a := kernel.Assess(entries, g)
+	a := evidence.Assess(entries, g)
 	outcome := a.Outcome
 	if s.Outcome != "" {
 		outcome = s.Outcome
@@ -161,9 +161,9 @@ func Build(tb testing.TB, s Spec) *kernel.Receipt {
 		if s.EditGovernance != nil {
 			gv = s.EditGovernance(gv)
 		}
-		extra = append(extra, canon.M(kernel.RFieldGovernance, gv))
+		extra = append(extra, canon.M(evidence.RFieldGovernance, gv))
 	}
-	in := kernel.ReceiptInput{
+	in := evidence.ReceiptInput{
 		Producer: or(s.Producer, "deponent"), SessionID: or(s.SessionID, "s1"),
 		Model: "test-model", Task: "build and test", Outcome: outcome,
 		Entries: entries, Provenance: provenance(s, jail), Extra: extra, Now: s.Now,
@@ -171,7 +171,7 @@ func Build(tb testing.TB, s Spec) *kernel.Receipt {
 	if in.Now.IsZero() {
 		in.Now = fixedClock()
 	}
-	r, err := kernel.BuildReceipt(in)
+	r, err := evidence.BuildReceipt(in)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -181,16 +181,16 @@ func Build(tb testing.TB, s Spec) *kernel.Receipt {
 func provenance(s Spec, jail string) canon.Value {
 	var ms []canon.Member
 	if repo := or(s.Repo, Repo); repo != "-" {
-		ms = append(ms, canon.M(kernel.ProvRepository, canon.Str(repo)))
+		ms = append(ms, canon.M(evidence.ProvRepository, canon.Str(repo)))
 	}
 	if c := or(s.Commit, Commit); c != "-" {
-		ms = append(ms, canon.M(kernel.ProvCommit, canon.Str(c)))
+		ms = append(ms, canon.M(evidence.ProvCommit, canon.Str(c)))
 	}
-	ms = append(ms, canon.M(kernel.ProvRef, canon.Str("refs/heads/main")), canon.M(kernel.ProvRunID, canon.Str("42")))
+	ms = append(ms, canon.M(evidence.ProvRef, canon.Str("refs/heads/main")), canon.M(evidence.ProvRunID, canon.Str("42")))
 	if jail != "" {
-		ms = append(ms, canon.M(kernel.ProvJail, canon.Str(jail)))
+		ms = append(ms, canon.M(evidence.ProvJail, canon.Str(jail)))
 	}
-	ms = append(ms, canon.M(kernel.ProvPolicySHA256, canon.Str(PolicySH)), canon.M(kernel.ProvTool, canon.Str("deponent-action")))
+	ms = append(ms, canon.M(evidence.ProvPolicySHA256, canon.Str(PolicySH)), canon.M(evidence.ProvTool, canon.Str("deponent-action")))
 	ms = append(ms, s.Provenance...)
 	return canon.Obj(ms...)
 }
@@ -203,12 +203,12 @@ func or(s, def string) string {
 }
 
 // Bytes is the receipt file as Persist writes it.
-func Bytes(r *kernel.Receipt) []byte {
+func Bytes(r *evidence.Receipt) []byte {
 	return append(canon.AppendIndent(nil, r.Body, "  "), '\n')
 }
 
 // WriteFile writes a receipt to path, outside any store.
-func WriteFile(tb testing.TB, path string, r *kernel.Receipt) string {
+func WriteFile(tb testing.TB, path string, r *evidence.Receipt) string {
 	tb.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		tb.Fatal(err)
@@ -219,7 +219,7 @@ func WriteFile(tb testing.TB, path string, r *kernel.Receipt) string {
 	return path
 }
 
-// Persist writes receipts into the store at root with kernel.Persist,
+// Persist writes receipts into the store at root with evidence.Persist,
 // each a second apart so their ids differ, and returns their paths.
 func Persist(tb testing.TB, root string, specs ...Spec) []string {
 	tb.Helper()
@@ -228,7 +228,7 @@ func Persist(tb testing.TB, root string, specs ...Spec) []string {
 		if s.Now.IsZero() {
 			s.Now = fixedClock().Add(time.Duration(i) * time.Second)
 		}
-		p, err := kernel.Persist(root, Build(tb, s))
+		p, err := evidence.Persist(root, Build(tb, s))
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -249,7 +249,7 @@ func ActionRun(tb testing.TB, root string, s Spec) (receipt, ledger string) {
 		tb.Fatal(err)
 	}
 	WriteLedger(tb, ledger, r.Entries)
-	receipt, err := kernel.Persist(root, r)
+	receipt, err := evidence.Persist(root, r)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -270,9 +270,9 @@ func WriteLedger(tb testing.TB, path string, entries []canon.Value) {
 
 // Ledger writes a bare ledger of n typical entries (about 450 bytes each)
 // to path and returns its head.
-func Ledger(tb testing.TB, path string, n int, rec func(i int) kernel.Record) string {
+func Ledger(tb testing.TB, path string, n int, rec func(i int) evidence.Record) string {
 	tb.Helper()
-	l, err := kernel.OpenLedger(kernel.LedgerOptions{Path: path, NoSync: true, Discard: true})
+	l, err := evidence.OpenLedger(evidence.LedgerOptions{Path: path, NoSync: true, Discard: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -294,20 +294,20 @@ func Ledger(tb testing.TB, path string, n int, rec func(i int) kernel.Record) st
 // Plain is an entry of the size the kernel's benchmarks call typical
 // (about 450 bytes on disk): a command, its verdict and reason, and the
 // outcome hash.
-func Plain(i int) kernel.Record {
-	return kernel.Record{
+func Plain(i int) evidence.Record {
+	return evidence.Record{
 		Agent: "builder", Tool: "run_cmd",
 		Params:  map[string]any{"cmd": fmt.Sprintf("pytest -q tests/t%04d.py", i%10000)},
-		Verdict: kernel.VerdictAllow, BlastClass: kernel.ClassLocalExec, Reason: "allowlisted, in-sandbox, non-chained-to-deny",
-		OutcomeSHA256: kernel.HashOutcome([]byte(fmt.Sprint(i))),
+		Verdict: evidence.VerdictAllow, BlastClass: evidence.ClassLocalExec, Reason: "allowlisted, in-sandbox, non-chained-to-deny",
+		OutcomeSHA256: evidence.HashOutcome([]byte(fmt.Sprint(i))),
 	}
 }
 
 // Typical is Plain as the action records an executed command: with its
 // exit code and jail (about 520 bytes).
-func Typical(i int) kernel.Record {
+func Typical(i int) evidence.Record {
 	r := Plain(i)
-	r.Extra = []canon.Member{canon.M(kernel.FieldExitCode, canon.Int(0)), canon.M(kernel.FieldJail, canon.Str(Jail))}
+	r.Extra = []canon.Member{canon.M(evidence.FieldExitCode, canon.Int(0)), canon.M(evidence.FieldJail, canon.Str(Jail))}
 	return r
 }
 

@@ -1,4 +1,4 @@
-package kernel
+package evidence
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
 )
 
 func chainOf(t *testing.T, n int) []canon.Value {
@@ -49,7 +49,7 @@ func TestPersistWritesStore(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, r.Signature, got.Signature)
 	assert.Equal(t, int64(4), got.Chain.Entries)
-	assert.Equal(t, "GOVERNED_PASS", got.Outcome)
+	assert.Equal(t, OutcomePass, got.Outcome)
 
 	idx := string(mustRead(t, filepath.Join(root, "deponent", IndexFile)))
 	assert.Equal(t, 1, strings.Count(idx, "\n"))
@@ -77,7 +77,7 @@ func TestPersistWritesStore(t *testing.T) {
 
 func TestBuildAndPersistRefuseBrokenChains(t *testing.T) {
 	es := chainOf(t, 3)
-	es[1] = es[1].With(FieldVerdict, canon.Str(VerdictBlock))
+	es[1] = es[1].With(FieldVerdict, canon.Str(string(VerdictBlock)))
 	_, err := BuildReceipt(ReceiptInput{Producer: "p", SessionID: "s", Entries: es})
 	assert.ErrorContains(t, err, "refusing to sign a chain that does not verify")
 

@@ -1,4 +1,4 @@
-package kernel
+package evidence
 
 import (
 	"crypto/sha256"
@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
 )
 
 // ReceiptSchema is the one schema this kernel writes and verifies. A
@@ -51,11 +51,12 @@ var receiptStringFields = []string{RFieldID, RFieldSchema, RFieldProducer, RFiel
 
 // Receipt is a verified or freshly built receipt.
 type Receipt struct {
-	ID, Schema, Producer, TS, SessionID, Model, Task, Outcome string
-	Genesis                                                   string
-	Entries                                                   []canon.Value
-	Provenance                                                canon.Value
-	Signature                                                 string
+	ID, Schema, Producer, TS, SessionID, Model, Task string
+	Outcome                                          Outcome // as stored: any string a receipt holds
+	Genesis                                          string
+	Entries                                          []canon.Value
+	Provenance                                       canon.Value
+	Signature                                        string
 	// Body is the whole receipt, signature included, members in the order
 	// they were read or written.
 	Body canon.Value
@@ -69,7 +70,7 @@ type ReceiptInput struct {
 	SessionID  string // a name safe in a file name
 	Model      string
 	Task       string // cut to TaskMaxChars characters
-	Outcome    string
+	Outcome    Outcome
 	Genesis    string // "" means Genesis
 	Entries    []canon.Value
 	Provenance canon.Value    // an object; the zero Value means {}
@@ -123,7 +124,7 @@ func BuildReceipt(in ReceiptInput) (*Receipt, error) {
 		canon.M(RFieldSession, canon.Str(r.SessionID)),
 		canon.M(RFieldModel, canon.Str(r.Model)),
 		canon.M(RFieldTask, canon.Str(r.Task)),
-		canon.M(RFieldOutcome, canon.Str(r.Outcome)),
+		canon.M(RFieldOutcome, canon.Str(string(r.Outcome))),
 		canon.M(RFieldChain, canon.Obj(
 			canon.M(RFieldGenesis, canon.Str(genesis)),
 			canon.M(RFieldEntries, canon.Arr(in.Entries...)),
@@ -157,6 +158,16 @@ type ReceiptError struct {
 	Where string // "line 3, column 5 (byte 20)", "chain.entries[4]", "signature", …
 	Msg   string
 	Break *Break // the chain break, when that is the reason
+	Err   error  // the underlying read or parse error, when that is the reason
+}
+
+// Unwrap exposes the chain break or the underlying error, so callers can
+// use errors.As (*Break, *canon.Error) and errors.Is (fs.ErrNotExist).
+func (e *ReceiptError) Unwrap() error {
+	if e.Break != nil {
+		return e.Break
+	}
+	return e.Err
 }
 
 func (e *ReceiptError) Error() string {
@@ -174,7 +185,7 @@ func (e *ReceiptError) Error() string {
 func VerifyReceiptFile(path string) (*Receipt, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &ReceiptError{Path: path, Msg: fmt.Sprintf("cannot read: %v", unwrapPathError(err))}
+		return nil, &ReceiptError{Path: path, Msg: fmt.Sprintf("cannot read: %v", unwrapPathError(err)), Err: err}
 	}
 	defer f.Close()
 	r, err := VerifyReceiptReader(f)
@@ -190,7 +201,7 @@ func VerifyReceiptFile(path string) (*Receipt, error) {
 func VerifyReceiptReader(rd io.Reader) (*Receipt, error) {
 	data, err := io.ReadAll(io.LimitReader(rd, MaxReceiptBytes+1))
 	if err != nil {
-		return nil, &ReceiptError{Msg: fmt.Sprintf("cannot read: %v", unwrapPathError(err))}
+		return nil, &ReceiptError{Msg: fmt.Sprintf("cannot read: %v", unwrapPathError(err)), Err: err}
 	}
 	if len(data) > MaxReceiptBytes {
 		return nil, &ReceiptError{Msg: fmt.Sprintf("receipt is larger than the %d-byte cap", MaxReceiptBytes)}
@@ -225,18 +236,19 @@ func VerifyReceipt(data []byte) (*Receipt, error) {
 			if strings.HasPrefix(pe.Msg, "unexpected data after the JSON value") && pe.Line > 1 {
 				msg += " (a receipt is one JSON object; this looks like a JSONL ledger)"
 			}
-			return nil, &ReceiptError{Where: where, Msg: msg}
+			return nil, &ReceiptError{Where: where, Msg: msg, Err: err}
 		}
-		return nil, &ReceiptError{Msg: err.Error()}
+		return nil, &ReceiptError{Msg: err.Error(), Err: err}
 	}
 	if v.Kind() != canon.Object {
 		return nil, &ReceiptError{Msg: fmt.Sprintf("receipt is a JSON %s, want an object", v.Kind())}
 	}
 	r := &Receipt{Body: v}
+	var outcome string
 	str := map[string]*string{
 		RFieldID: &r.ID, RFieldSchema: &r.Schema, RFieldProducer: &r.Producer, RFieldTS: &r.TS,
 		RFieldSession: &r.SessionID, RFieldModel: &r.Model, RFieldTask: &r.Task,
-		RFieldOutcome: &r.Outcome, RFieldSignature: &r.Signature,
+		RFieldOutcome: &outcome, RFieldSignature: &r.Signature,
 	}
 	for _, k := range receiptStringFields {
 		m, ok := v.Get(k)
@@ -249,6 +261,7 @@ func VerifyReceipt(data []byte) (*Receipt, error) {
 		}
 		*str[k] = s
 	}
+	r.Outcome = Outcome(outcome)
 	if r.Schema != ReceiptSchema {
 		return nil, &ReceiptError{Where: RFieldSchema, Msg: fmt.Sprintf("unsupported schema %q (this verifier knows %s)", r.Schema, ReceiptSchema)}
 	}
@@ -348,7 +361,7 @@ func Persist(root string, r *Receipt) (string, error) {
 		canon.M(RFieldID, canon.Str(r.ID)),
 		canon.M("file", canon.Str(r.ID+".json")),
 		canon.M(RFieldTS, canon.Str(r.TS)),
-		canon.M(RFieldOutcome, canon.Str(r.Outcome)),
+		canon.M(RFieldOutcome, canon.Str(string(r.Outcome))),
 		canon.M(RFieldSignature, canon.Str(r.Signature)),
 	)
 	if err := appendLine(filepath.Join(dir, IndexFile), append(canon.AppendOrdered(nil, idx), '\n')); err != nil {

@@ -1,4 +1,4 @@
-package kernel
+package gate
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 )
 
 // The red-team files: one tool call per line with the verdict the gate must
@@ -19,11 +21,11 @@ import (
 const sharedRedteamDir = "../../../shared/redteam"
 
 type redteamCase struct {
-	Tool   string         `json:"tool"`
-	Params map[string]any `json:"params"`
-	Expect string         `json:"expect"`
-	Why    string         `json:"why"`
-	Class  string         `json:"class,omitempty"`
+	Tool   string           `json:"tool"`
+	Params map[string]any   `json:"params"`
+	Expect evidence.Verdict `json:"expect"`
+	Why    string           `json:"why"`
+	Class  evidence.Class   `json:"class,omitempty"`
 	line   int
 }
 
@@ -52,7 +54,7 @@ func loadRedteamCases(t *testing.T, path string) []redteamCase {
 		if err := dec.Decode(&c); err != nil {
 			t.Fatalf("%s:%d: %v", path, n, err)
 		}
-		if c.Expect != VerdictAllow && c.Expect != VerdictBlock {
+		if c.Expect != evidence.VerdictAllow && c.Expect != evidence.VerdictBlock {
 			t.Fatalf("%s:%d: expect must be ALLOW or BLOCK, got %q", path, n, c.Expect)
 		}
 		c.line = n

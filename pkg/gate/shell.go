@@ -1,4 +1,4 @@
-package kernel
+package gate
 
 // Shell parsing and canonical rendering for run_cmd.
 //
@@ -17,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 )
 
 // Structural caps. The size cap is checked before anything else; the others
@@ -54,7 +56,7 @@ type shScript struct {
 
 // violation is a refusal: the blast class and a human reason.
 type violation struct {
-	class  string
+	class  evidence.Class
 	reason string
 }
 
@@ -106,17 +108,17 @@ func parsePOSIX(cmd string) (f *syntax.File, err error) {
 // refusal anyway, so a handful is enough to classify the command.
 func prescanCommand(cmd string) *violation {
 	if strings.IndexByte(cmd, 0) >= 0 {
-		return &violation{ClassUnparsable, "command contains a NUL byte, which a shell cannot pass to a program"}
+		return &violation{evidence.ClassUnparsable, "command contains a NUL byte, which a shell cannot pass to a program"}
 	}
 	if !utf8.ValidString(cmd) {
-		return &violation{ClassUnparsable, "command is not valid UTF-8"}
+		return &violation{evidence.ClassUnparsable, "command is not valid UTF-8"}
 	}
 	if r, ok := firstDeceptiveRune(cmd); ok {
-		return &violation{ClassDeceptiveChar, "command contains " + describeRune(r) +
+		return &violation{evidence.ClassDeceptiveChar, "command contains " + describeRune(r) +
 			", a control, invisible, bidirectional or look-alike character: what a reviewer reads would not be what runs"}
 	}
 	if countNestingOpeners(cmd) > maxNestingOpeners {
-		return &violation{ClassTooComplex, "command nests more than 16 subshells or substitutions; refused before parsing"}
+		return &violation{evidence.ClassTooComplex, "command nests more than 16 subshells or substitutions; refused before parsing"}
 	}
 	return nil
 }
@@ -245,7 +247,7 @@ type shWalker struct {
 	words int
 }
 
-func (w *shWalker) fail(class, reason string) bool {
+func (w *shWalker) fail(class evidence.Class, reason string) bool {
 	if w.v == nil {
 		w.v = &violation{class, reason}
 	}
@@ -267,13 +269,13 @@ func (w *shWalker) stmts(list []*syntax.Stmt) bool {
 func (w *shWalker) stmt(st *syntax.Stmt) bool {
 	switch {
 	case st.Negated:
-		return w.fail(ClassShellConstruct, "`!` negation is a shell construct; only simple commands joined by &&, ||, ;, | and newlines are allowed")
+		return w.fail(evidence.ClassShellConstruct, "`!` negation is a shell construct; only simple commands joined by &&, ||, ;, | and newlines are allowed")
 	case st.Background, st.Disown:
-		return w.fail(ClassBackground, "`&` would run the command in the background, outliving the decision and the jail's limits; remove the `&`")
+		return w.fail(evidence.ClassBackground, "`&` would run the command in the background, outliving the decision and the jail's limits; remove the `&`")
 	case st.Coprocess:
-		return w.fail(ClassShellConstruct, "coprocesses are a shell construct; only simple commands are allowed")
+		return w.fail(evidence.ClassShellConstruct, "coprocesses are a shell construct; only simple commands are allowed")
 	case len(st.Redirs) > 0:
-		return w.fail(ClassRedirect, describeRedirect(st.Redirs[0])+
+		return w.fail(evidence.ClassRedirect, describeRedirect(st.Redirs[0])+
 			" is not allowed: commands cannot open files or move descriptors through the shell (use write_file to create files)")
 	}
 	switch c := st.Cmd.(type) {
@@ -288,13 +290,13 @@ func (w *shWalker) stmt(st *syntax.Stmt) bool {
 			w.s.ops = append(w.s.ops, c.Op.String())
 			return w.stmt(c.Y)
 		case syntax.PipeAll:
-			return w.fail(ClassRedirect, "`|&` redirects standard error into the pipe; use `|`")
+			return w.fail(evidence.ClassRedirect, "`|&` redirects standard error into the pipe; use `|`")
 		}
-		return w.fail(ClassShellConstruct, "operator `"+c.Op.String()+"` is not allowed")
+		return w.fail(evidence.ClassShellConstruct, "operator `"+c.Op.String()+"` is not allowed")
 	case nil:
-		return w.fail(ClassUnparsable, "empty statement")
+		return w.fail(evidence.ClassUnparsable, "empty statement")
 	default:
-		return w.fail(ClassShellConstruct, constructName(c)+
+		return w.fail(evidence.ClassShellConstruct, constructName(c)+
 			" is a shell construct; only simple commands joined by &&, ||, ;, | and newlines are allowed")
 	}
 }
@@ -306,18 +308,18 @@ func (w *shWalker) call(c *syntax.CallExpr) bool {
 			name = a.Name.Value
 		}
 		if len(c.Args) == 0 {
-			return w.fail(ClassEnvAssignment, "assignment to "+name+
+			return w.fail(evidence.ClassEnvAssignment, "assignment to "+name+
 				" is not allowed: shell variables would change how later words are read")
 		}
-		return w.fail(ClassEnvAssignment, "environment assignment "+name+"=… before a command is not allowed: "+
+		return w.fail(evidence.ClassEnvAssignment, "environment assignment "+name+"=… before a command is not allowed: "+
 			"the jail's environment is fixed by policy (see the policy keys env and env_pass)")
 	}
 	if len(w.s.cmds) >= maxSimpleCommands {
-		return w.fail(ClassTooComplex, "more than 256 commands in one run_cmd")
+		return w.fail(evidence.ClassTooComplex, "more than 256 commands in one run_cmd")
 	}
 	w.words += len(c.Args)
 	if w.words > maxWords {
-		return w.fail(ClassTooComplex, "more than 8192 words in one run_cmd")
+		return w.fail(evidence.ClassTooComplex, "more than 8192 words in one run_cmd")
 	}
 	words := make([]shWord, 0, len(c.Args))
 	for _, arg := range c.Args {
@@ -346,20 +348,20 @@ func (w *shWalker) word(wd *syntax.Word) (shWord, bool) {
 		switch p := part.(type) {
 		case *syntax.Lit:
 			if i == 0 && strings.HasPrefix(p.Value, "~") {
-				return shWord{}, w.fail(ClassSubstitution, "`~` at the start of a word is tilde expansion (the home directory); use a path inside the sandbox")
+				return shWord{}, w.fail(evidence.ClassSubstitution, "`~` at the start of a word is tilde expansion (the home directory); use a path inside the sandbox")
 			}
 			if !w.unquotedLit(p.Value, &val, &pat, &hasGlob) {
 				return shWord{}, false
 			}
 		case *syntax.SglQuoted:
 			if p.Dollar {
-				return shWord{}, w.fail(ClassSubstitution, "`$'…'` quoting expands escape sequences; use plain single quotes")
+				return shWord{}, w.fail(evidence.ClassSubstitution, "`$'…'` quoting expands escape sequences; use plain single quotes")
 			}
 			val.WriteString(p.Value)
 			writeGlobLiteral(&pat, p.Value)
 		case *syntax.DblQuoted:
 			if p.Dollar {
-				return shWord{}, w.fail(ClassSubstitution, "`$\"…\"` is locale translation, an expansion; use plain quotes")
+				return shWord{}, w.fail(evidence.ClassSubstitution, "`$\"…\"` is locale translation, an expansion; use plain quotes")
 			}
 			for _, dp := range p.Parts {
 				lit, ok := dp.(*syntax.Lit)
@@ -390,13 +392,13 @@ func (w *shWalker) unquotedLit(s string, val, pat *strings.Builder, hasGlob *boo
 		c := s[i]
 		switch c {
 		case '$', '`':
-			return w.fail(ClassSubstitution, dollarReason(s[i:]))
+			return w.fail(evidence.ClassSubstitution, dollarReason(s[i:]))
 		case '\\':
 			if i+1 < len(s) {
 				i++
 				c = s[i]
 				if c == '$' || c == '`' {
-					return w.fail(ClassSubstitution, "an escaped `"+string(c)+"` is refused too; put literal dollar signs and backquotes in single quotes")
+					return w.fail(evidence.ClassSubstitution, "an escaped `"+string(c)+"` is refused too; put literal dollar signs and backquotes in single quotes")
 				}
 				val.WriteByte(c)
 				writeGlobLiteralByte(pat, c)
@@ -434,12 +436,12 @@ func (w *shWalker) doubleQuotedLit(s string, val, pat *strings.Builder) bool {
 		c := s[i]
 		switch c {
 		case '$', '`':
-			return w.fail(ClassSubstitution, dollarReason(s[i:])+" (double quotes do not stop expansion)")
+			return w.fail(evidence.ClassSubstitution, dollarReason(s[i:])+" (double quotes do not stop expansion)")
 		case '\\':
 			if i+1 < len(s) {
 				switch n := s[i+1]; n {
 				case '$', '`':
-					return w.fail(ClassSubstitution, "an escaped `"+string(n)+"` is refused too; put literal dollar signs and backquotes in single quotes")
+					return w.fail(evidence.ClassSubstitution, "an escaped `"+string(n)+"` is refused too; put literal dollar signs and backquotes in single quotes")
 				case '"', '\\':
 					i++
 					c = n
@@ -486,12 +488,12 @@ func writeGlobLiteralByte(pat *strings.Builder, c byte) {
 	pat.WriteByte(c)
 }
 
-func partClass(p syntax.WordPart) string {
+func partClass(p syntax.WordPart) evidence.Class {
 	switch p.(type) {
 	case *syntax.ProcSubst, *syntax.ExtGlob, *syntax.BraceExp:
-		return ClassShellConstruct
+		return evidence.ClassShellConstruct
 	}
-	return ClassSubstitution
+	return evidence.ClassSubstitution
 }
 
 func partName(p syntax.WordPart) string {
@@ -581,13 +583,13 @@ func describeRedirect(r *syntax.Redirect) string {
 // than a syntax error. It re-parses as bash only to pick the class: the
 // walk can only refuse, never approve.
 func classifyUnparsable(cmd string, perr error) (v violation) {
-	v = violation{ClassUnparsable, "not valid POSIX sh: " + perr.Error()}
+	v = violation{evidence.ClassUnparsable, "not valid POSIX sh: " + perr.Error()}
 	defer func() { _ = recover() }() // classification only: on a parser panic v stays unparsable
 	p := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
 	if f, err := p.Parse(strings.NewReader(cmd), ""); err == nil {
 		w := shWalker{s: &shScript{}}
 		w.stmts(f.Stmts)
-		if w.v != nil && w.v.class != ClassUnparsable {
+		if w.v != nil && w.v.class != evidence.ClassUnparsable {
 			v = violation{w.v.class, w.v.reason + " (and the command is not valid POSIX sh)"}
 		}
 	}

@@ -1,4 +1,4 @@
-package kernel
+package evidence
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/deponent-dev/deponent-action/internal/benchmem"
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
 )
 
 // typicalRecord is an entry of the size the issue calls typical (about 450

@@ -1,4 +1,4 @@
-package kernel
+package gate
 
 import (
 	"go/ast"
@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
 )
 
 func TestPolicyDefault(t *testing.T) {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package kernel
+package evidence
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package kernel
+package gate
 
 import (
 	"os"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 )
 
 // newTestGate builds a gate over a fresh sandbox shaped like the red-team
@@ -49,75 +51,75 @@ func TestGateClassesWithPositiveControls(t *testing.T) {
 	tests := []struct {
 		name    string
 		block   call
-		class   string
+		class   evidence.Class
 		control call
 	}{
-		{"unknown tool", call{"delete_database", map[string]any{"name": "prod"}}, ClassUnknownTool, run("ls")},
-		{"tool name is exact", call{"Read_File", map[string]any{"path": "x.txt"}}, ClassUnknownTool, read("x.txt")},
-		{"empty command", run("   "), ClassEmptyCommand, run("true")},
-		{"comment-only command", run("# nothing"), ClassEmptyCommand, run("ls # list")},
-		{"non-string command", call{"run_cmd", map[string]any{"cmd": 3.0}}, ClassEmptyCommand, run("echo 3")},
-		{"unparsable", run("ls &&"), ClassUnparsable, run("ls && ls")},
-		{"NUL in command", run("ls\x00"), ClassUnparsable, run("ls")},
-		{"read escape", read("../x"), ClassOutOfSandboxRead, read("src/../x.txt")},
-		{"read absolute", read("/etc/passwd"), ClassOutOfSandboxRead, read("README.md")},
-		{"read symlink out", read("secret"), ClassOutOfSandboxRead, read("x.txt")},
-		{"read NUL", read("a\x00b"), ClassOutOfSandboxRead, read("ab")},
-		{"write escape", write("../../etc/passwd"), ClassOutOfSandboxWrite, write("src/main.py")},
-		{"write through link out", write("tmp-link/x"), ClassOutOfSandboxWrite, write("src/x")},
-		{"denylist", run("rm -rf /"), ClassDestructive, run("ls -r src")},
-		{"denylist in a chain", run("ls && curl evil"), ClassDestructive, run("ls && cat curling.txt")},
-		{"denylist in code", run(`python3 -c "import os; os.system('wget x')"`), ClassDestructive, run(`python3 -c "print('wgetx')"`)},
-		{"package install module", run("python3 -m pip install x"), ClassDestructive, run("python3 -m pytest -q")},
-		{"glued module", run("python3 -mpip install x"), ClassDestructive, run("python3 -mpytest -q")},
-		{"command substitution", run("echo $(id)"), ClassSubstitution, run("echo '$(id)'")},
-		{"backquotes", run("echo `id`"), ClassSubstitution, run("echo '`id`'")},
-		{"parameter expansion", run("cat $OLDPWD/secret"), ClassSubstitution, run("cat x.txt")},
-		{"expansion in double quotes", run(`echo "$USER"`), ClassSubstitution, run(`echo "USER"`)},
-		{"tilde", run("ls ~"), ClassSubstitution, run("ls x~")},
-		{"ansi-c quoting", run("echo $'\\x41'"), ClassSubstitution, run("echo 'A'")},
-		{"fd redirect", run("ls 2>&1"), ClassRedirect, run("ls x.txt")},
-		{"glued redirect", run("echo pwned>>/tmp/evil.txt"), ClassRedirect, run("echo pwned")},
-		{"here-doc", run("cat <<E\nx\nE"), ClassRedirect, run("cat x.txt")},
-		{"|&", run("ls |& cat"), ClassRedirect, run("ls | cat")},
-		{"background", run("ls &make"), ClassBackground, run("ls && ls")},
-		{"subshell", run("(ls)"), ClassShellConstruct, run("ls")},
-		{"group", run("{ ls; }"), ClassShellConstruct, run("ls;")},
-		{"function", run("f(){ ls; }; f"), ClassShellConstruct, run("ls; ls")},
-		{"control flow", run("if true; then ls; fi"), ClassShellConstruct, run("true && ls")},
-		{"negation", run("! ls"), ClassShellConstruct, run("ls || true")},
-		{"process substitution", run("cat <(ls)"), ClassShellConstruct, run("ls | cat")},
-		{"cd builtin", run("cd src && ls"), ClassShellConstruct, run("ls src")},
-		{"env prefix", run("LD_PRELOAD=./x.so ls"), ClassEnvAssignment, run("ls ./x.so")},
-		{"assignment", run("A=1"), ClassEnvAssignment, run("echo A=1")},
-		{"not allowlisted", run("make install"), ClassNotAllowlisted, run("mkdir install")},
-		{"path head", run("./python3 x"), ClassNotAllowlisted, run("python3 x")},
-		{"absolute head", run("/tmp/evil/python3 -V"), ClassNotAllowlisted, run("python3 -V")},
-		{"launcher head", run("env ls"), ClassNotAllowlisted, run("ls")},
-		{"arg escape", run("cat ../x"), ClassArgPathEscape, run("cat ./x")},
-		{"arg symlink out", run("cat etc-link/passwd"), ClassArgPathEscape, run("cat src/main.py")},
-		{"arg after --", run("cat -- /tmp/x"), ClassArgPathEscape, run("cat -- x.txt")},
-		{"flag value", run("sort --output=/tmp/x data.txt"), ClassArgPathEscape, run("sort --output=out.txt data.txt")},
-		{"glued flag value", run("sort -o/tmp/x data.txt"), ClassArgPathEscape, run("sort -oout.txt data.txt")},
-		{"glob matches link out", run("cat s*"), ClassArgPathEscape, run("cat x*")},
-		{"python script outside", run("python3 /tmp/x.py"), ClassArgPathEscape, run("python3 src/main.py")},
-		{"protected write", write(".git/hooks/pre-commit"), ClassProtectedPath, write(".githooks/pre-commit")},
-		{"protected via command", run("touch .git/hooks/x"), ClassProtectedPath, run("cat .git/hooks/x")},
-		{"kernel records", write(".deponent/ledger.jsonl"), ClassProtectedPath, write("deponent/ledger.jsonl")},
-		{"too long", run("echo " + strings.Repeat("a", maxCommandBytes)), ClassCommandTooLong, run("echo " + strings.Repeat("a", 1000))},
-		{"too complex", run(strings.Repeat("(", 100)), ClassTooComplex, run("echo '" + strings.Repeat("(", 100) + "'")},
-		{"malformed extra key", call{"read_file", map[string]any{"path": "x.txt", "mode": "r"}}, ClassMalformed, read("x.txt")},
-		{"malformed path type", call{"read_file", map[string]any{"path": 1.0}}, ClassMalformed, read("1")},
-		{"malformed content", call{"write_file", map[string]any{"path": "x.txt"}}, ClassMalformed, write("x.txt")},
-		{"deceptive character", run("l\u200bs"), ClassDeceptiveChar, run("ls")},
-		{"look-alike slash", run("cat \uff0fetc\uff0fpasswd"), ClassDeceptiveChar, run("cat etc.txt")},
-		{"unsafe option", run("sort --compress-program=sh data.txt"), ClassUnsafeOption, run("sort --check data.txt")},
-		{"grep -R", run("grep -R x ."), ClassUnsafeOption, run("grep -r x .")},
+		{"unknown tool", call{"delete_database", map[string]any{"name": "prod"}}, evidence.ClassUnknownTool, run("ls")},
+		{"tool name is exact", call{"Read_File", map[string]any{"path": "x.txt"}}, evidence.ClassUnknownTool, read("x.txt")},
+		{"empty command", run("   "), evidence.ClassEmptyCommand, run("true")},
+		{"comment-only command", run("# nothing"), evidence.ClassEmptyCommand, run("ls # list")},
+		{"non-string command", call{"run_cmd", map[string]any{"cmd": 3.0}}, evidence.ClassEmptyCommand, run("echo 3")},
+		{"unparsable", run("ls &&"), evidence.ClassUnparsable, run("ls && ls")},
+		{"NUL in command", run("ls\x00"), evidence.ClassUnparsable, run("ls")},
+		{"read escape", read("../x"), evidence.ClassOutOfSandboxRead, read("src/../x.txt")},
+		{"read absolute", read("/etc/passwd"), evidence.ClassOutOfSandboxRead, read("README.md")},
+		{"read symlink out", read("secret"), evidence.ClassOutOfSandboxRead, read("x.txt")},
+		{"read NUL", read("a\x00b"), evidence.ClassOutOfSandboxRead, read("ab")},
+		{"write escape", write("../../etc/passwd"), evidence.ClassOutOfSandboxWrite, write("src/main.py")},
+		{"write through link out", write("tmp-link/x"), evidence.ClassOutOfSandboxWrite, write("src/x")},
+		{"denylist", run("rm -rf /"), evidence.ClassDestructive, run("ls -r src")},
+		{"denylist in a chain", run("ls && curl evil"), evidence.ClassDestructive, run("ls && cat curling.txt")},
+		{"denylist in code", run(`python3 -c "import os; os.system('wget x')"`), evidence.ClassDestructive, run(`python3 -c "print('wgetx')"`)},
+		{"package install module", run("python3 -m pip install x"), evidence.ClassDestructive, run("python3 -m pytest -q")},
+		{"glued module", run("python3 -mpip install x"), evidence.ClassDestructive, run("python3 -mpytest -q")},
+		{"command substitution", run("echo $(id)"), evidence.ClassSubstitution, run("echo '$(id)'")},
+		{"backquotes", run("echo `id`"), evidence.ClassSubstitution, run("echo '`id`'")},
+		{"parameter expansion", run("cat $OLDPWD/secret"), evidence.ClassSubstitution, run("cat x.txt")},
+		{"expansion in double quotes", run(`echo "$USER"`), evidence.ClassSubstitution, run(`echo "USER"`)},
+		{"tilde", run("ls ~"), evidence.ClassSubstitution, run("ls x~")},
+		{"ansi-c quoting", run("echo $'\\x41'"), evidence.ClassSubstitution, run("echo 'A'")},
+		{"fd redirect", run("ls 2>&1"), evidence.ClassRedirect, run("ls x.txt")},
+		{"glued redirect", run("echo pwned>>/tmp/evil.txt"), evidence.ClassRedirect, run("echo pwned")},
+		{"here-doc", run("cat <<E\nx\nE"), evidence.ClassRedirect, run("cat x.txt")},
+		{"|&", run("ls |& cat"), evidence.ClassRedirect, run("ls | cat")},
+		{"background", run("ls &make"), evidence.ClassBackground, run("ls && ls")},
+		{"subshell", run("(ls)"), evidence.ClassShellConstruct, run("ls")},
+		{"group", run("{ ls; }"), evidence.ClassShellConstruct, run("ls;")},
+		{"function", run("f(){ ls; }; f"), evidence.ClassShellConstruct, run("ls; ls")},
+		{"control flow", run("if true; then ls; fi"), evidence.ClassShellConstruct, run("true && ls")},
+		{"negation", run("! ls"), evidence.ClassShellConstruct, run("ls || true")},
+		{"process substitution", run("cat <(ls)"), evidence.ClassShellConstruct, run("ls | cat")},
+		{"cd builtin", run("cd src && ls"), evidence.ClassShellConstruct, run("ls src")},
+		{"env prefix", run("LD_PRELOAD=./x.so ls"), evidence.ClassEnvAssignment, run("ls ./x.so")},
+		{"assignment", run("A=1"), evidence.ClassEnvAssignment, run("echo A=1")},
+		{"not allowlisted", run("make install"), evidence.ClassNotAllowlisted, run("mkdir install")},
+		{"path head", run("./python3 x"), evidence.ClassNotAllowlisted, run("python3 x")},
+		{"absolute head", run("/tmp/evil/python3 -V"), evidence.ClassNotAllowlisted, run("python3 -V")},
+		{"launcher head", run("env ls"), evidence.ClassNotAllowlisted, run("ls")},
+		{"arg escape", run("cat ../x"), evidence.ClassArgPathEscape, run("cat ./x")},
+		{"arg symlink out", run("cat etc-link/passwd"), evidence.ClassArgPathEscape, run("cat src/main.py")},
+		{"arg after --", run("cat -- /tmp/x"), evidence.ClassArgPathEscape, run("cat -- x.txt")},
+		{"flag value", run("sort --output=/tmp/x data.txt"), evidence.ClassArgPathEscape, run("sort --output=out.txt data.txt")},
+		{"glued flag value", run("sort -o/tmp/x data.txt"), evidence.ClassArgPathEscape, run("sort -oout.txt data.txt")},
+		{"glob matches link out", run("cat s*"), evidence.ClassArgPathEscape, run("cat x*")},
+		{"python script outside", run("python3 /tmp/x.py"), evidence.ClassArgPathEscape, run("python3 src/main.py")},
+		{"protected write", write(".git/hooks/pre-commit"), evidence.ClassProtectedPath, write(".githooks/pre-commit")},
+		{"protected via command", run("touch .git/hooks/x"), evidence.ClassProtectedPath, run("cat .git/hooks/x")},
+		{"kernel records", write(".deponent/ledger.jsonl"), evidence.ClassProtectedPath, write("deponent/ledger.jsonl")},
+		{"too long", run("echo " + strings.Repeat("a", maxCommandBytes)), evidence.ClassCommandTooLong, run("echo " + strings.Repeat("a", 1000))},
+		{"too complex", run(strings.Repeat("(", 100)), evidence.ClassTooComplex, run("echo '" + strings.Repeat("(", 100) + "'")},
+		{"malformed extra key", call{"read_file", map[string]any{"path": "x.txt", "mode": "r"}}, evidence.ClassMalformed, read("x.txt")},
+		{"malformed path type", call{"read_file", map[string]any{"path": 1.0}}, evidence.ClassMalformed, read("1")},
+		{"malformed content", call{"write_file", map[string]any{"path": "x.txt"}}, evidence.ClassMalformed, write("x.txt")},
+		{"deceptive character", run("l\u200bs"), evidence.ClassDeceptiveChar, run("ls")},
+		{"look-alike slash", run("cat \uff0fetc\uff0fpasswd"), evidence.ClassDeceptiveChar, run("cat etc.txt")},
+		{"unsafe option", run("sort --compress-program=sh data.txt"), evidence.ClassUnsafeOption, run("sort --check data.txt")},
+		{"grep -R", run("grep -R x ."), evidence.ClassUnsafeOption, run("grep -r x .")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := g.Decide(tt.block.tool, tt.block.params)
-			if d.Verdict != VerdictBlock || d.BlastClass != tt.class {
+			if d.Verdict != evidence.VerdictBlock || d.BlastClass != tt.class {
 				t.Errorf("block %v: got %s %s (%s), want BLOCK %s", tt.block.params, d.Verdict, d.BlastClass, d.Reason, tt.class)
 			}
 			if d.Reason == "" || d.Script != "" || d.Path != "" {
@@ -134,17 +136,17 @@ func TestGateClassesWithPositiveControls(t *testing.T) {
 func TestGateAllowDecisions(t *testing.T) {
 	g := newTestGate(t, nil)
 	d := g.Decide("run_cmd", cmdParams("echo hi && ls"))
-	want := Decision{Verdict: VerdictAllow, BlastClass: ClassLocalExec,
+	want := Decision{Verdict: evidence.VerdictAllow, BlastClass: evidence.ClassLocalExec,
 		Reason: "allowlisted, in-sandbox, non-chained-to-deny", Script: "'echo' 'hi' && 'ls'"}
 	if d != want {
 		t.Errorf("got %+v, want %+v", d, want)
 	}
 	d = g.Decide("read_file", map[string]any{"path": "./src//main.py"})
-	if d.Verdict != VerdictAllow || d.BlastClass != ClassLocalRead || d.Path != "src/main.py" || d.Reason != "read inside sandbox" {
+	if d.Verdict != evidence.VerdictAllow || d.BlastClass != evidence.ClassLocalRead || d.Path != "src/main.py" || d.Reason != "read inside sandbox" {
 		t.Errorf("read: %+v", d)
 	}
 	d = g.Decide("write_file", map[string]any{"path": "new/dir/f.txt", "content": ""})
-	if d.Verdict != VerdictAllow || d.BlastClass != ClassLocalWrite || d.Path != "new/dir/f.txt" || d.Reason != "write inside sandbox" {
+	if d.Verdict != evidence.VerdictAllow || d.BlastClass != evidence.ClassLocalWrite || d.Path != "new/dir/f.txt" || d.Reason != "write inside sandbox" {
 		t.Errorf("write: %+v", d)
 	}
 	// An absolute path inside the sandbox is fine; the Path is relative.
@@ -168,30 +170,30 @@ func TestGateMalformedParams(t *testing.T) {
 	tests := []struct {
 		tool   string
 		params map[string]any
-		class  string
+		class  evidence.Class
 		inWhy  string
 	}{
-		{"read_file", nil, ClassMalformed, "'path'"},
-		{"read_file", map[string]any{"path": ""}, ClassMalformed, "non-empty"},
-		{"read_file", map[string]any{"path": []any{"x"}}, ClassMalformed, "an array"},
-		{"read_file", map[string]any{"path": strings.Repeat("a", 5000)}, ClassMalformed, "4096"},
-		{"read_file", map[string]any{"path": "x", "extra": true}, ClassMalformed, "'extra'"},
-		{"write_file", map[string]any{"path": "x", "content": map[string]any{}}, ClassMalformed, "'content'"},
-		{"write_file", map[string]any{"path": ".", "content": "x"}, ClassMalformed, "directory"},
-		{"write_file", map[string]any{"path": "src/", "content": "x"}, ClassMalformed, "directory"},
-		{"run_cmd", map[string]any{"cmd": "ls", "timeout": 5.0}, ClassMalformed, "'timeout'"},
-		{"run_cmd", map[string]any{"cmd": nil}, ClassEmptyCommand, "non-empty string"},
-		{"run_cmd", map[string]any{"cmd": true}, ClassEmptyCommand, "a boolean"},
-		{"run_cmd", nil, ClassEmptyCommand, "'cmd'"},
+		{"read_file", nil, evidence.ClassMalformed, "'path'"},
+		{"read_file", map[string]any{"path": ""}, evidence.ClassMalformed, "non-empty"},
+		{"read_file", map[string]any{"path": []any{"x"}}, evidence.ClassMalformed, "an array"},
+		{"read_file", map[string]any{"path": strings.Repeat("a", 5000)}, evidence.ClassMalformed, "4096"},
+		{"read_file", map[string]any{"path": "x", "extra": true}, evidence.ClassMalformed, "'extra'"},
+		{"write_file", map[string]any{"path": "x", "content": map[string]any{}}, evidence.ClassMalformed, "'content'"},
+		{"write_file", map[string]any{"path": ".", "content": "x"}, evidence.ClassMalformed, "directory"},
+		{"write_file", map[string]any{"path": "src/", "content": "x"}, evidence.ClassMalformed, "directory"},
+		{"run_cmd", map[string]any{"cmd": "ls", "timeout": 5.0}, evidence.ClassMalformed, "'timeout'"},
+		{"run_cmd", map[string]any{"cmd": nil}, evidence.ClassEmptyCommand, "non-empty string"},
+		{"run_cmd", map[string]any{"cmd": true}, evidence.ClassEmptyCommand, "a boolean"},
+		{"run_cmd", nil, evidence.ClassEmptyCommand, "'cmd'"},
 	}
 	for _, tt := range tests {
 		d := g.Decide(tt.tool, tt.params)
-		if d.Verdict != VerdictBlock || d.BlastClass != tt.class || !strings.Contains(d.Reason, tt.inWhy) {
+		if d.Verdict != evidence.VerdictBlock || d.BlastClass != tt.class || !strings.Contains(d.Reason, tt.inWhy) {
 			t.Errorf("%s %v: got %s %s %q, want %s mentioning %q", tt.tool, tt.params, d.Verdict, d.BlastClass, d.Reason, tt.class, tt.inWhy)
 		}
 	}
 	small := newTestGate(t, mustPolicy(t, `{"limits": {"file_size_mb": 1}}`))
-	if d := small.Decide("write_file", map[string]any{"path": "big", "content": strings.Repeat("x", 2<<20)}); d.BlastClass != ClassMalformed {
+	if d := small.Decide("write_file", map[string]any{"path": "big", "content": strings.Repeat("x", 2<<20)}); d.BlastClass != evidence.ClassMalformed {
 		t.Errorf("oversized content: %+v", d)
 	}
 }
@@ -234,12 +236,12 @@ func TestGateSymlinks(t *testing.T) {
 				continue
 			}
 		}
-		if d.BlastClass != ClassProtectedPath {
+		if d.BlastClass != evidence.ClassProtectedPath {
 			t.Errorf("write %s through a link to .git/hooks: %+v", p, d)
 		}
 	}
 	for _, c := range []string{"touch h/pre-commit", "mkdir -p h/x", "python3 x.py h/x"} {
-		if d := g.Decide("run_cmd", cmdParams(c)); d.BlastClass != ClassProtectedPath {
+		if d := g.Decide("run_cmd", cmdParams(c)); d.BlastClass != evidence.ClassProtectedPath {
 			t.Errorf("%q: %+v", c, d)
 		}
 	}
@@ -247,7 +249,7 @@ func TestGateSymlinks(t *testing.T) {
 		t.Errorf("readers may name protected paths: %+v", d)
 	}
 	for _, p := range []string{"src/up/x", "loop1", "dangling-out", "lnk/../../x"} {
-		if d := g.Decide("read_file", map[string]any{"path": p}); d.BlastClass != ClassOutOfSandboxRead {
+		if d := g.Decide("read_file", map[string]any{"path": p}); d.BlastClass != evidence.ClassOutOfSandboxRead {
 			t.Errorf("read %s: %+v", p, d)
 		}
 	}
@@ -256,7 +258,7 @@ func TestGateSymlinks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(sb, "--compress-program=sh"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if d := g.Decide("run_cmd", cmdParams("sort -- -*")); d.BlastClass != ClassUnsafeOption {
+	if d := g.Decide("run_cmd", cmdParams("sort -- -*")); d.BlastClass != evidence.ClassUnsafeOption {
 		t.Errorf("glob matching an option-like name: %+v", d)
 	}
 	if d := g.Decide("run_cmd", cmdParams("sort ./-*")); !d.Allowed() {
@@ -264,7 +266,7 @@ func TestGateSymlinks(t *testing.T) {
 	}
 	// A glob whose directory part is an outward link is refused before the
 	// directory outside is even listed.
-	if d := g.Decide("run_cmd", cmdParams("ls src/up/*")); d.BlastClass != ClassArgPathEscape {
+	if d := g.Decide("run_cmd", cmdParams("ls src/up/*")); d.BlastClass != evidence.ClassArgPathEscape {
 		t.Errorf("glob through outward link: %+v", d)
 	}
 }
@@ -276,7 +278,7 @@ func TestGateProtectedSpellings(t *testing.T) {
 	for _, p := range []string{".git", ".git/config", ".GIT/hooks/x", ".Git/HOOKS/x", ".git./config", ".git /x",
 		"a/b/.git/hooks/x", ".deponent", ".DEPONENT/x", "docs/locked/x", "DOCS/LOCKED", "makefile", "src/../Makefile"} {
 		d := g.Decide("write_file", map[string]any{"path": p, "content": "x"})
-		if d.BlastClass != ClassProtectedPath {
+		if d.BlastClass != evidence.ClassProtectedPath {
 			t.Errorf("write %q: %s %s", p, d.Verdict, d.BlastClass)
 		}
 	}
@@ -369,7 +371,7 @@ func TestGateHeadResolvingIntoSandbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := g.Decide("run_cmd", cmdParams("tool")); d.BlastClass != ClassNotAllowlisted || !strings.Contains(d.Reason, "inside the sandbox") {
+	if d := g.Decide("run_cmd", cmdParams("tool")); d.BlastClass != evidence.ClassNotAllowlisted || !strings.Contains(d.Reason, "inside the sandbox") {
 		t.Errorf("%+v", d)
 	}
 	// Allowlisted but not installed: the verdict does not depend on the
@@ -393,17 +395,17 @@ func TestGatePolicyDriven(t *testing.T) {
 			t.Errorf("missing allowed executable should still pass the gate: %+v", d)
 		}
 		for _, c := range []string{"gradlew build", "./gradlew2", "gradlew/../gradlew", "./tools/../gradlew", "././gradlew", sb + "/gradlew"} {
-			if d := g.Decide("run_cmd", cmdParams(c)); d.BlastClass != ClassNotAllowlisted {
+			if d := g.Decide("run_cmd", cmdParams(c)); d.BlastClass != evidence.ClassNotAllowlisted {
 				t.Errorf("%q: %+v", c, d)
 			}
 		}
 		if d := g.Decide("run_cmd", cmdParams("gradlew")); !strings.Contains(d.Reason, "./gradlew") {
 			t.Errorf("no hint: %q", d.Reason)
 		}
-		if d := g.Decide("write_file", map[string]any{"path": "gradlew", "content": "x"}); d.BlastClass != ClassProtectedPath {
+		if d := g.Decide("write_file", map[string]any{"path": "gradlew", "content": "x"}); d.BlastClass != evidence.ClassProtectedPath {
 			t.Errorf("allowed executable must be protected from writes: %+v", d)
 		}
-		if d := g.Decide("run_cmd", cmdParams("touch tools/run.sh")); d.BlastClass != ClassProtectedPath {
+		if d := g.Decide("run_cmd", cmdParams("touch tools/run.sh")); d.BlastClass != evidence.ClassProtectedPath {
 			t.Errorf("allowed executable must be protected from writer programs: %+v", d)
 		}
 		if err := os.Remove(filepath.Join(sb, "gradlew")); err != nil {
@@ -412,7 +414,7 @@ func TestGatePolicyDriven(t *testing.T) {
 		if err := os.Symlink("/bin/sh", filepath.Join(sb, "gradlew")); err != nil {
 			t.Fatal(err)
 		}
-		if d := g.Decide("run_cmd", cmdParams("./gradlew")); d.BlastClass != ClassArgPathEscape {
+		if d := g.Decide("run_cmd", cmdParams("./gradlew")); d.BlastClass != evidence.ClassArgPathEscape {
 			t.Errorf("allowed executable swapped for a link out: %+v", d)
 		}
 	})
@@ -428,7 +430,7 @@ func TestGatePolicyDriven(t *testing.T) {
 	})
 	t.Run("denylist replace and extend", func(t *testing.T) {
 		g := newTestGate(t, mustPolicy(t, `{"extra_deny": ["Secret Project"], "extra_allow_heads": ["make"]}`))
-		if d := g.Decide("run_cmd", cmdParams(`echo "secret   PROJECT"`)); d.BlastClass != ClassDestructive || !strings.Contains(d.Reason, "policy") {
+		if d := g.Decide("run_cmd", cmdParams(`echo "secret   PROJECT"`)); d.BlastClass != evidence.ClassDestructive || !strings.Contains(d.Reason, "policy") {
 			t.Errorf("extra_deny: %+v", d)
 		}
 		none := newTestGate(t, mustPolicy(t, `{"deny": [], "extra_allow_heads": ["make"]}`))
@@ -444,7 +446,7 @@ func TestGatePolicyDriven(t *testing.T) {
 		for _, c := range []string{"find . -exec cat {} ;", "find . -delete", "find . -fprint out", "tar -cIsh -f a.tar src",
 			"tar xIf sh a.tar", "tar --to-command=sh -xf a.tar", "tar --use-comp=sh -cf a.tar src", "git -c core.pager=sh log",
 			"git --exec-path=. status", "zip -TT sh a.zip x.txt"} {
-			if d := g.Decide("run_cmd", cmdParams(c)); d.BlastClass != ClassUnsafeOption {
+			if d := g.Decide("run_cmd", cmdParams(c)); d.BlastClass != evidence.ClassUnsafeOption {
 				t.Errorf("%q: %+v", c, d)
 			}
 		}
@@ -545,7 +547,7 @@ func TestGateDenylistBoundaries(t *testing.T) {
 	}
 	for _, c := range []string{"echo CURL", `echo "x; curl"`, "echo 'x/usr/bin/curl'", `python3 -c "import os;os.system('rm  -rf  /')"`,
 		"echo -m pip", "echo '~/x'", "echo 'a $HOME'", "echo /etc/passwd", "echo 'x=/root'", `echo "pip  install"`} {
-		if d := g.Decide("run_cmd", cmdParams(c)); d.BlastClass != ClassDestructive {
+		if d := g.Decide("run_cmd", cmdParams(c)); d.BlastClass != evidence.ClassDestructive {
 			t.Errorf("%q: %s %s", c, d.BlastClass, d.Reason)
 		}
 	}

@@ -1,4 +1,4 @@
-package kernel
+package evidence
 
 // Provenance keys the action writes into a receipt's signed "provenance"
 // object. They bind the receipt to one run of one workflow on one commit of

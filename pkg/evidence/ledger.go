@@ -1,4 +1,4 @@
-package kernel
+package evidence
 
 import (
 	"crypto/sha256"
@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
 )
 
 // Genesis is the prev_hash of a chain's first entry, as the reference writes
@@ -69,8 +69,8 @@ type Record struct {
 	Agent      string
 	Tool       string
 	Params     map[string]any // values are stringified and cut to ParamMaxChars characters
-	Verdict    string         // VerdictAllow or VerdictBlock
-	BlastClass string
+	Verdict    Verdict        // VerdictAllow or VerdictBlock
+	BlastClass Class
 	Reason     string
 	// OutcomeSHA256 is the hex sha256 of what the action produced ("" when
 	// nothing was produced). The outcome itself is never stored: the ledger
@@ -252,8 +252,8 @@ func (r Record) payload() ([]canon.Member, error) {
 		canon.M(FieldAgent, canon.Str(r.Agent)),
 		canon.M(FieldTool, canon.Str(r.Tool)),
 		canon.M(FieldParams, stringifyParams(r.Params)),
-		canon.M(FieldVerdict, canon.Str(r.Verdict)),
-		canon.M(FieldBlastClass, canon.Str(r.BlastClass)),
+		canon.M(FieldVerdict, canon.Str(string(r.Verdict))),
+		canon.M(FieldBlastClass, canon.Str(string(r.BlastClass))),
 		canon.M(FieldReason, canon.Str(r.Reason)),
 		canon.M(FieldOutcomeSHA256, canon.Str(r.OutcomeSHA256)),
 	}

@@ -1,4 +1,4 @@
-package kernel
+package evidence
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
 )
 
 // BreakKind names what is wrong where a chain stops verifying.
@@ -60,10 +60,10 @@ func (b *Break) Error() string {
 // only its internal consistency: dropping its last entries leaves a valid
 // shorter chain. An expected length or head hash, kept outside the ledger,
 // catches that.
+// The zero Anchors check nothing.
 type Anchors struct {
-	CheckLen   bool
-	ExpectLen  int64
-	ExpectHead string // "" = not checked
+	Len  *int64 // the chain has exactly this many entries; nil = not checked
+	Head string // the chain ends on this entry_hash; "" = not checked
 }
 
 // VerifyOptions configure a ledger verification.
@@ -141,7 +141,7 @@ func (f *entryFacts) check() string {
 	if !f.paramsFlat {
 		return `field "params" holds a value that is not a string`
 	}
-	if string(f.verdict) != VerdictAllow && string(f.verdict) != VerdictBlock {
+	if Verdict(f.verdict) != VerdictAllow && Verdict(f.verdict) != VerdictBlock {
 		return fmt.Sprintf("verdict %q is neither %s nor %s", f.verdict, VerdictAllow, VerdictBlock)
 	}
 	if len(f.outcome) > 0 && !isHexHash(f.outcome) {
@@ -223,7 +223,7 @@ func VerifyEntries(entries []canon.Value, genesis string, a Anchors) ChainReport
 
 func (r *ChainReport) count(f entryFacts) {
 	r.Entries++
-	if string(f.verdict) == VerdictAllow {
+	if Verdict(f.verdict) == VerdictAllow {
 		r.Allowed++
 	} else {
 		r.Blocked++
@@ -237,12 +237,12 @@ func (r *ChainReport) checkAnchors(a Anchors) {
 	if r.Break != nil {
 		return
 	}
-	if a.CheckLen && r.Entries != a.ExpectLen {
-		r.Break = &Break{Index: r.Entries, Kind: BreakLength, Detail: fmt.Sprintf("%d entries, expected %d", r.Entries, a.ExpectLen)}
+	if a.Len != nil && r.Entries != *a.Len {
+		r.Break = &Break{Index: r.Entries, Kind: BreakLength, Detail: fmt.Sprintf("%d entries, expected %d", r.Entries, *a.Len)}
 		return
 	}
-	if a.ExpectHead != "" && r.Head != a.ExpectHead {
-		r.Break = &Break{Index: r.Entries, Kind: BreakHead, Detail: fmt.Sprintf("head %s, expected %s", r.Head, a.ExpectHead)}
+	if a.Head != "" && r.Head != a.Head {
+		r.Break = &Break{Index: r.Entries, Kind: BreakHead, Detail: fmt.Sprintf("head %s, expected %s", r.Head, a.Head)}
 	}
 }
 
@@ -541,7 +541,7 @@ func (w *worker) run(b *batch) {
 		if facts.unjailed {
 			b.unjailed++
 		}
-		if string(facts.verdict) == VerdictAllow {
+		if Verdict(facts.verdict) == VerdictAllow {
 			b.allowed++
 		} else {
 			b.blocked++

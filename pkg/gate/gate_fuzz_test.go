@@ -1,4 +1,4 @@
-package kernel
+package gate
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 )
 
 // dollarOutsideSingleQuotes is an oracle written independently of the
@@ -113,10 +115,10 @@ func FuzzGateRunCmd(f *testing.F) {
 	g := newTestGate(f, nil)
 	f.Fuzz(func(t *testing.T, cmd string) {
 		d := g.Decide("run_cmd", map[string]any{"cmd": cmd})
-		if (d.Verdict != VerdictAllow && d.Verdict != VerdictBlock) || d.BlastClass == "" || d.Reason == "" {
+		if (d.Verdict != evidence.VerdictAllow && d.Verdict != evidence.VerdictBlock) || d.BlastClass == "" || d.Reason == "" {
 			t.Fatalf("%q: incomplete decision %+v", cmd, d)
 		}
-		if d.BlastClass == ClassGateFailure {
+		if d.BlastClass == evidence.ClassGateFailure {
 			t.Fatalf("%q: the gate panicked: %s", cmd, d.Reason)
 		}
 		if !d.Allowed() {
@@ -128,7 +130,7 @@ func FuzzGateRunCmd(f *testing.F) {
 		if dollarOutsideSingleQuotes(cmd) {
 			t.Fatalf("%q: ALLOWed a command with $ or ` outside single quotes: %q", cmd, d.Script)
 		}
-		if d.BlastClass != ClassLocalExec || d.Script == "" || strings.IndexByte(d.Script, 0) >= 0 {
+		if d.BlastClass != evidence.ClassLocalExec || d.Script == "" || strings.IndexByte(d.Script, 0) >= 0 {
 			t.Fatalf("%q: bad ALLOW %+v", cmd, d)
 		}
 		scriptWords(t, d.Script) // fails unless every word is single-quoted text
@@ -156,7 +158,7 @@ func FuzzGatePath(f *testing.F) {
 				params["content"] = ""
 			}
 			d := g.Decide(tool, params)
-			if d.BlastClass == "" || d.Reason == "" || d.BlastClass == ClassGateFailure {
+			if d.BlastClass == "" || d.Reason == "" || d.BlastClass == evidence.ClassGateFailure {
 				t.Fatalf("%s %q: incomplete or failed decision %+v", tool, p, d)
 			}
 			if !d.Allowed() {

@@ -1,23 +1,26 @@
-package kernel
+package evidence
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
 )
+
+// Outcome is the judgement of a governed run, recomputed from its chain.
+type Outcome string
 
 // Outcomes of a governed run.
 const (
 	// OutcomePass: the chain verifies, every canary held, no step was
 	// blocked (unless blocks were allowed to continue), every executed step
 	// succeeded and the out-of-band verify command passed.
-	OutcomePass = "GOVERNED_PASS"
+	OutcomePass Outcome = "GOVERNED_PASS"
 	// OutcomeFail: anything else.
-	OutcomeFail = "GOVERNED_FAIL"
+	OutcomeFail Outcome = "GOVERNED_FAIL"
 	// OutcomeDryRun: actions were gated and recorded, nothing was executed,
 	// so nothing about their effect is proven.
-	OutcomeDryRun = "GOVERNED_DRY_RUN"
+	OutcomeDryRun Outcome = "GOVERNED_DRY_RUN"
 )
 
 // Agents the harness itself acts as. Their entries are judged by their own
@@ -82,7 +85,7 @@ type Governance struct {
 
 // Assessment is the outcome recomputed from a chain.
 type Assessment struct {
-	Outcome                   string
+	Outcome                   Outcome
 	Reasons                   []string // why not GOVERNED_PASS; empty on a pass
 	Entries, Allowed, Blocked int64
 	CanariesRun, CanariesHeld int
@@ -98,7 +101,7 @@ func Assess(entries []canon.Value, g Governance) Assessment {
 	fail := func(format string, args ...any) { a.Reasons = append(a.Reasons, fmt.Sprintf(format, args...)) }
 	for i, e := range entries {
 		agent := EntryString(e, FieldAgent)
-		verdict := EntryString(e, FieldVerdict)
+		verdict := Verdict(EntryString(e, FieldVerdict))
 		a.Entries++
 		if verdict == VerdictAllow {
 			a.Allowed++
@@ -186,7 +189,7 @@ func succeeded(e canon.Value) bool {
 }
 
 func failure(e canon.Value) string {
-	if EntryString(e, FieldVerdict) == VerdictBlock {
+	if Verdict(EntryString(e, FieldVerdict)) == VerdictBlock {
 		return fmt.Sprintf("was blocked: %s", EntryString(e, FieldReason))
 	}
 	if EntryBool(e, FieldDryRun) {

@@ -1,4 +1,4 @@
-package kernel
+package evidence
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
 )
 
 func rec(i int) Record {
@@ -70,13 +70,13 @@ func TestLedgerAppendAndVerify(t *testing.T) {
 	// Truncation passes a bare chain; only an anchor catches it.
 	es = l.Entries()[:3]
 	assert.True(t, VerifyEntries(es, Genesis, Anchors{}).OK())
-	rep = VerifyEntries(es, Genesis, Anchors{CheckLen: true, ExpectLen: 5})
+	rep = VerifyEntries(es, Genesis, Anchors{Len: ptr(5)})
 	require.NotNil(t, rep.Break)
 	assert.Equal(t, BreakLength, rep.Break.Kind)
-	rep = VerifyEntries(es, Genesis, Anchors{ExpectHead: hs})
+	rep = VerifyEntries(es, Genesis, Anchors{Head: hs})
 	require.NotNil(t, rep.Break)
 	assert.Equal(t, BreakHead, rep.Break.Kind)
-	assert.True(t, VerifyEntries(l.Entries(), Genesis, Anchors{CheckLen: true, ExpectLen: 5, ExpectHead: hs}).OK())
+	assert.True(t, VerifyEntries(l.Entries(), Genesis, Anchors{Len: ptr(5), Head: hs}).OK())
 }
 
 func TestLedgerRecordRules(t *testing.T) {
@@ -138,7 +138,7 @@ func TestLedgerConcurrentAppends(t *testing.T) {
 	}
 	wg.Wait()
 	require.NoError(t, l.Close())
-	rep, err := VerifyLedgerFile(path, VerifyOptions{Anchors: Anchors{CheckLen: true, ExpectLen: workers * each}})
+	rep, err := VerifyLedgerFile(path, VerifyOptions{Anchors: Anchors{Len: ptr(int64(workers * each))}})
 	require.NoError(t, err)
 	require.True(t, rep.OK(), "%v", rep.Break)
 	next := map[string]int{}
@@ -238,7 +238,7 @@ func TestVerifyLedgerBadInput(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, rep.OK())
 	assert.Equal(t, int64(0), rep.Entries)
-	rep, _ = VerifyLedger(strings.NewReader(""), VerifyOptions{Anchors: Anchors{CheckLen: true, ExpectLen: 1}})
+	rep, _ = VerifyLedger(strings.NewReader(""), VerifyOptions{Anchors: Anchors{Len: ptr(1)}})
 	assert.Equal(t, BreakLength, rep.Break.Kind)
 }
 
@@ -310,7 +310,7 @@ func TestVerifyLedgerAcrossBatches(t *testing.T) {
 	require.NoError(t, l.Close())
 	data := mustRead(t, path)
 	for _, workers := range []int{1, 2, 7} {
-		rep, err := VerifyLedger(bytes.NewReader(data), VerifyOptions{Workers: workers, Anchors: Anchors{CheckLen: true, ExpectLen: n, ExpectHead: head}})
+		rep, err := VerifyLedger(bytes.NewReader(data), VerifyOptions{Workers: workers, Anchors: Anchors{Len: ptr(int64(n)), Head: head}})
 		require.NoError(t, err)
 		require.True(t, rep.OK(), "%v", rep.Break)
 		assert.Equal(t, head, rep.Head)
@@ -325,7 +325,7 @@ func TestVerifyLedgerAcrossBatches(t *testing.T) {
 				b.Write(ln)
 			}
 		}
-		rep, err := VerifyLedger(bytes.NewReader(b.Bytes()), VerifyOptions{Workers: 3, Anchors: Anchors{CheckLen: true, ExpectLen: n}})
+		rep, err := VerifyLedger(bytes.NewReader(b.Bytes()), VerifyOptions{Workers: 3, Anchors: Anchors{Len: ptr(int64(n))}})
 		require.NoError(t, err)
 		require.NotNil(t, rep.Break, "victim %d", victim)
 		if victim == n-1 {
@@ -358,3 +358,5 @@ func TestVerifyLedgerReadError(t *testing.T) {
 	_, err = VerifyLedgerFile(filepath.Join(t.TempDir(), "missing.jsonl"), VerifyOptions{})
 	assert.Error(t, err)
 }
+
+func ptr(n int64) *int64 { return &n }

@@ -1,4 +1,4 @@
-package kernel
+package evidence
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
 )
 
 // addInteropSeeds seeds a fuzzer with the reference's vectors of one kind.

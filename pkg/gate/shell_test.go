@@ -1,4 +1,4 @@
-package kernel
+package gate
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 )
 
 func words(s *shScript, i int) []string {
@@ -85,49 +87,52 @@ func TestShellGlobPatterns(t *testing.T) {
 
 // Every refused construct, at the parser level, with its class.
 func TestShellRefusals(t *testing.T) {
-	tests := []struct{ in, class string }{
-		{"echo $x", ClassSubstitution},
-		{"echo ${x}", ClassSubstitution},
-		{`echo "$x"`, ClassSubstitution},
-		{`echo "a${x}b"`, ClassSubstitution},
-		{"echo $(id)", ClassSubstitution},
-		{"echo `id`", ClassSubstitution},
-		{"echo $((1))", ClassSubstitution},
-		{"echo $'x'", ClassSubstitution},
-		{`echo $"x"`, ClassSubstitution},
-		{`echo \$x`, ClassSubstitution},
-		{`echo "\$x"`, ClassSubstitution},
-		{"echo \\`x\\`", ClassSubstitution},
-		{"echo ~", ClassSubstitution},
-		{"echo ~/x", ClassSubstitution},
-		{"echo $", ClassSubstitution},
-		{"ls > x", ClassRedirect},
-		{"ls 2>&1", ClassRedirect},
-		{"ls <x", ClassRedirect},
-		{"cat <<E\nx\nE", ClassRedirect},
-		{"ls |& cat", ClassRedirect},
-		{"cat <<<x", ClassRedirect},
-		{"ls &", ClassBackground},
-		{"ls & ls", ClassBackground},
-		{"(ls)", ClassShellConstruct},
-		{"{ ls; }", ClassShellConstruct},
-		{"! ls", ClassShellConstruct},
-		{"f() { ls; }", ClassShellConstruct},
-		{"if ls; then ls; fi", ClassShellConstruct},
-		{"while ls; do ls; done", ClassShellConstruct},
-		{"for a in b; do ls; done", ClassShellConstruct},
-		{"case a in a) ls;; esac", ClassShellConstruct},
-		{"cat <(ls)", ClassShellConstruct},
-		{"A=1 ls", ClassEnvAssignment},
-		{"A=1", ClassEnvAssignment},
-		{"ls &&", ClassUnparsable},
-		{"echo 'x", ClassUnparsable},
-		{"ls\x00", ClassUnparsable},
-		{"ls\xff", ClassUnparsable},
-		{"ls\u202e", ClassDeceptiveChar},
-		{"ls\r", ClassDeceptiveChar},
-		{strings.Repeat("(", 20), ClassTooComplex},
-		{strings.Repeat("a;", maxSimpleCommands+1), ClassTooComplex},
+	tests := []struct {
+		in    string
+		class evidence.Class
+	}{
+		{"echo $x", evidence.ClassSubstitution},
+		{"echo ${x}", evidence.ClassSubstitution},
+		{`echo "$x"`, evidence.ClassSubstitution},
+		{`echo "a${x}b"`, evidence.ClassSubstitution},
+		{"echo $(id)", evidence.ClassSubstitution},
+		{"echo `id`", evidence.ClassSubstitution},
+		{"echo $((1))", evidence.ClassSubstitution},
+		{"echo $'x'", evidence.ClassSubstitution},
+		{`echo $"x"`, evidence.ClassSubstitution},
+		{`echo \$x`, evidence.ClassSubstitution},
+		{`echo "\$x"`, evidence.ClassSubstitution},
+		{"echo \\`x\\`", evidence.ClassSubstitution},
+		{"echo ~", evidence.ClassSubstitution},
+		{"echo ~/x", evidence.ClassSubstitution},
+		{"echo $", evidence.ClassSubstitution},
+		{"ls > x", evidence.ClassRedirect},
+		{"ls 2>&1", evidence.ClassRedirect},
+		{"ls <x", evidence.ClassRedirect},
+		{"cat <<E\nx\nE", evidence.ClassRedirect},
+		{"ls |& cat", evidence.ClassRedirect},
+		{"cat <<<x", evidence.ClassRedirect},
+		{"ls &", evidence.ClassBackground},
+		{"ls & ls", evidence.ClassBackground},
+		{"(ls)", evidence.ClassShellConstruct},
+		{"{ ls; }", evidence.ClassShellConstruct},
+		{"! ls", evidence.ClassShellConstruct},
+		{"f() { ls; }", evidence.ClassShellConstruct},
+		{"if ls; then ls; fi", evidence.ClassShellConstruct},
+		{"while ls; do ls; done", evidence.ClassShellConstruct},
+		{"for a in b; do ls; done", evidence.ClassShellConstruct},
+		{"case a in a) ls;; esac", evidence.ClassShellConstruct},
+		{"cat <(ls)", evidence.ClassShellConstruct},
+		{"A=1 ls", evidence.ClassEnvAssignment},
+		{"A=1", evidence.ClassEnvAssignment},
+		{"ls &&", evidence.ClassUnparsable},
+		{"echo 'x", evidence.ClassUnparsable},
+		{"ls\x00", evidence.ClassUnparsable},
+		{"ls\xff", evidence.ClassUnparsable},
+		{"ls\u202e", evidence.ClassDeceptiveChar},
+		{"ls\r", evidence.ClassDeceptiveChar},
+		{strings.Repeat("(", 20), evidence.ClassTooComplex},
+		{strings.Repeat("a;", maxSimpleCommands+1), evidence.ClassTooComplex},
 	}
 	for _, tt := range tests {
 		_, v := parseCommand(tt.in)
@@ -200,13 +205,13 @@ func TestShellPathologicalInputsDecide(t *testing.T) {
 		start := time.Now()
 		d := g.Decide("run_cmd", map[string]any{"cmd": in})
 		el := time.Since(start) // logged, not asserted: BenchmarkDecideHostile measures it
-		if d.Verdict != VerdictBlock && d.Verdict != VerdictAllow {
+		if d.Verdict != evidence.VerdictBlock && d.Verdict != evidence.VerdictAllow {
 			t.Errorf("%s: verdict %q", name, d.Verdict)
 		}
 		t.Logf("%-15s %-7v %s %s", name, el.Round(time.Millisecond), d.Verdict, d.BlastClass)
 	}
 	big := strings.Repeat("a", maxCommandBytes+1)
-	if d := g.Decide("run_cmd", map[string]any{"cmd": big}); d.BlastClass != ClassCommandTooLong {
+	if d := g.Decide("run_cmd", map[string]any{"cmd": big}); d.BlastClass != evidence.ClassCommandTooLong {
 		t.Errorf("over the cap: %s", d.BlastClass)
 	}
 }

@@ -1,4 +1,4 @@
-package kernel
+package evidence
 
 import (
 	"testing"
@@ -6,11 +6,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
 )
 
 // step builds a recorded action for Assess tests.
-func step(agent, tool, verdict string, extra ...canon.Member) Record {
+func step(agent, tool string, verdict Verdict, extra ...canon.Member) Record {
 	return Record{Agent: agent, Tool: tool, Verdict: verdict, Params: map[string]any{}, Reason: "r", BlastClass: "c", Extra: extra}
 }
 

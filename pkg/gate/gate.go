@@ -1,75 +1,4 @@
-package kernel
-
-// The Gate: deny-by-default decisions for an agent's tool calls.
-//
-// Contract. Decide answers ALLOW or BLOCK for one call before anything runs.
-// Anything the gate does not model is refused: unknown tools, unknown or
-// mistyped parameters, shell syntax beyond simple commands, programs off
-// the allowlist, paths that leave the sandbox.
-//
-// Threat surface covered:
-//   - read_file / write_file: paths must resolve inside the sandbox. The
-//     check follows symlinks component by component (a link inside that
-//     points out is an escape; one that points inside is fine), rejects NUL,
-//     absolute paths outside the sandbox and ".." above it, and compares on
-//     path boundaries. Writes to protected paths — ".git" at any depth,
-//     ".deponent", ".github/workflows", ".github/actions", the policy's
-//     extra_protected_paths and allow_executables —
-//     are refused, compared case-insensitively and after symlink resolution,
-//     because what is written there runs later outside the jail.
-//   - run_cmd: parsed by a real POSIX parser (mvdan.cc/sh/v3/syntax). Only
-//     simple commands of literal words joined by &&, ||, ;, | and newlines
-//     pass. Every expansion ($x, ${x}, $(…), backquotes, $((…)), $'…', $"…",
-//     tilde, and any `$` or backquote outside single quotes, escaped or not),
-//     redirect, here-document, background job, subshell, group, function,
-//     control flow, negation, assignment and process substitution is refused
-//     with its own class. Program names must be bare allowlisted names
-//     (never resolved from the sandbox) or exact allow_executables paths.
-//     Every argument that can name a file — the word itself, the value after
-//     any "=", the value glued to a short option ("-o/tmp/x") — must resolve
-//     inside the sandbox (an existing symlink is followed). Arguments may
-//     name protected paths only for programs that never write (cat, head,
-//     tail, grep, wc, ls, diff, echo, pwd, true); for every other program,
-//     including sort (-o) and uniq (second operand), they are refused.
-//     Unquoted globs are expanded here; every match must be inside and must
-//     not start with "-" (a file named like an option). A small program
-//     model knows which words are not paths (echo's operands, grep's
-//     pattern, python's -c code) and which options run other programs or
-//     install packages (python -m pip, sort --compress-program, find -exec,
-//     …). The seed's denylist applies to the parsed words as defence in
-//     depth, so quoting cannot split a denied phrase.
-//   - What was approved is what runs: Decision.Script re-renders the parsed
-//     words, each single-quoted, with glob matches spelled out, so /bin/sh
-//     has nothing left to interpret.
-//   - Invisible, bidirectional, control and path look-alike characters are
-//     refused, so the text a reviewer reads is the text that runs.
-//
-// Not covered (the jail's job, or out of scope):
-//   - Code inside an allowed program: `python3 -c …`, a test suite, a
-//     conftest.py or a script written with write_file can do anything the
-//     process can. The gate only checks what the shell would do.
-//   - Time of check to time of use: the filesystem can change between the
-//     decision and the run, including by an earlier command of the same
-//     chain (`python3 mk_link.py && cat link/x`). Run Script in a jail that
-//     confines writes and mounts ProtectedPaths read-only.
-//   - Files a program reads by itself: recursive readers (grep -r, diff -r)
-//     may follow in-tree symlinks that point out; `grep -R` is refused, but
-//     the jail's read policy is the real boundary for reads.
-//   - Options of policy-added programs beyond the small unsafe-option model
-//     (find -exec, sort --compress-program, tar --to-command, mypy
-//     --install-types, …): allowing a program trusts its option surface.
-//   - Hard links (a regular file to the gate) and working-directory lookups
-//     by trusted programs: `python3 -m x` imports from the sandbox first,
-//     and version-manager shims (pyenv, asdf) read .python-version there.
-//   - The denylist is a heuristic over words, not a parser of code inside
-//     them; it also refuses harmless text such as `grep -rn sudo .`.
-//
-// Executing an ALLOW: run `/bin/sh -c Decision.Script` with the working
-// directory at Sandbox(), PATH=TrustedPATH(), stdin from /dev/null, and an
-// environment built from Policy().EnvPass() — never the runner's
-// environment, which could carry ENV, BASH_ENV or exported functions. Heads are rendered as bare names, so
-// the verdict does not depend on what is installed: an allowlisted program
-// that is missing fails at run time with "not found".
+package gate
 
 import (
 	"bytes"
@@ -81,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
 )
 
 // defaultProtected are refused for writes in every sandbox, besides ".git"
@@ -90,19 +21,19 @@ var defaultProtected = []string{".deponent", ".github/workflows", ".github/actio
 
 // Decision is the gate's answer for one tool call.
 type Decision struct {
-	Verdict    string // VerdictAllow or VerdictBlock
-	BlastClass string // a Class* constant
-	Reason     string // what was refused and, where useful, the fix
+	Verdict    evidence.Verdict // evidence.VerdictAllow or evidence.VerdictBlock
+	BlastClass evidence.Class   // what was allowed, or why it was refused
+	Reason     string           // what was refused and, where useful, the fix
 	// Set on ALLOW only:
 	Script string // run_cmd: the canonical rendering to run under `/bin/sh -c`; never the raw string
 	Path   string // read_file/write_file: resolved path relative to the sandbox, forward slashes, safe under an os.Root of the sandbox
 }
 
 // Allowed reports whether the verdict is ALLOW.
-func (d Decision) Allowed() bool { return d.Verdict == VerdictAllow }
+func (d Decision) Allowed() bool { return d.Verdict == evidence.VerdictAllow }
 
-func block(class, reason string) Decision {
-	return Decision{Verdict: VerdictBlock, BlastClass: class, Reason: reason}
+func block(class evidence.Class, reason string) Decision {
+	return Decision{Verdict: evidence.VerdictBlock, BlastClass: class, Reason: reason}
 }
 
 // Gate decides tool calls for one sandbox under one policy. It is immutable
@@ -126,15 +57,25 @@ type denyPattern struct {
 	needRight bool // a word boundary is required after the match
 }
 
+// PolicyError is a policy that cannot govern: an invalid field, or a
+// trusted_path that cannot be used with this sandbox. Callers tell it apart
+// from a bad sandbox with errors.As.
+type PolicyError struct{ Err error }
+
+func (e *PolicyError) Error() string { return e.Err.Error() }
+func (e *PolicyError) Unwrap() error { return e.Err }
+
 // NewGate builds a gate for the sandbox directory (which must exist; its
 // symlink-resolved absolute path is used) under pol (nil: DefaultPolicy).
+// An error caused by the policy is a *PolicyError; any other error is
+// about the sandbox.
 func NewGate(sandbox string, pol *Policy) (*Gate, error) {
 	if pol == nil {
 		pol = DefaultPolicy()
 	} else {
 		pol = pol.clone()
 		if err := pol.normalize(); err != nil {
-			return nil, err
+			return nil, &PolicyError{err}
 		}
 	}
 	root, err := resolveSandbox(sandbox)
@@ -162,12 +103,12 @@ func NewGate(sandbox string, pol *Policy) (*Gate, error) {
 
 	dirs, err := trustedDirs(root, pol.TrustedPath)
 	if err != nil {
-		return nil, err
+		return nil, &PolicyError{err}
 	}
 	if len(dirs) == 0 {
 		// An empty PATH lets some shells fall back to a built-in search
 		// path; refuse rather than guess.
-		return nil, errors.New("gate: no usable directory for the trusted PATH (set trusted_path in the policy)")
+		return nil, &PolicyError{errors.New("gate: no usable directory for the trusted PATH (set trusted_path in the policy)")}
 	}
 	g.trustedPATH = strings.Join(dirs, ":")
 	for _, h := range pol.AllowHeads {
@@ -294,12 +235,12 @@ var toolParams = map[string][]string{
 func (g *Gate) Decide(tool string, params map[string]any) (d Decision) {
 	defer func() {
 		if r := recover(); r != nil {
-			d = block(ClassGateFailure, fmt.Sprintf("the gate failed while deciding (fail closed): %v", r))
+			d = block(evidence.ClassGateFailure, fmt.Sprintf("the gate failed while deciding (fail closed): %v", r))
 		}
 	}()
 	want, known := toolParams[tool]
 	if !known {
-		return block(ClassUnknownTool, "no policy for tool '"+shown(tool)+"' (deny-by-default)")
+		return block(evidence.ClassUnknownTool, "no policy for tool '"+shown(tool)+"' (deny-by-default)")
 	}
 	if d, ok := checkParamKeys(tool, want, params); !ok {
 		return d
@@ -308,7 +249,7 @@ func (g *Gate) Decide(tool string, params map[string]any) (d Decision) {
 	case "run_cmd":
 		cmd, ok := params["cmd"].(string)
 		if !ok {
-			return block(ClassEmptyCommand, "run_cmd needs 'cmd', a non-empty string; got "+jsonTypeName(params["cmd"]))
+			return block(evidence.ClassEmptyCommand, "run_cmd needs 'cmd', a non-empty string; got "+jsonTypeName(params["cmd"]))
 		}
 		return g.decideRunCmd(cmd)
 	case "read_file":
@@ -324,10 +265,10 @@ func (g *Gate) Decide(tool string, params map[string]any) (d Decision) {
 		}
 		content, isStr := params["content"].(string)
 		if !isStr {
-			return block(ClassMalformed, "write_file needs 'content', a string; got "+jsonTypeName(params["content"]))
+			return block(evidence.ClassMalformed, "write_file needs 'content', a string; got "+jsonTypeName(params["content"]))
 		}
 		if int64(len(content)) > g.maxWrite {
-			return block(ClassMalformed, fmt.Sprintf("write_file content is %d bytes, over the policy's file_size_mb limit (%d MiB)",
+			return block(evidence.ClassMalformed, fmt.Sprintf("write_file content is %d bytes, over the policy's file_size_mb limit (%d MiB)",
 				len(content), g.pol.ResourceLimits.FileSizeMB))
 		}
 		return g.decideFile(p, true)
@@ -345,7 +286,7 @@ func checkParamKeys(tool string, want []string, params map[string]any) (Decision
 		return Decision{}, true
 	}
 	sort.Strings(extra)
-	return block(ClassMalformed, fmt.Sprintf("%s does not take parameter '%s' (it takes: %s); unknown parameters are refused",
+	return block(evidence.ClassMalformed, fmt.Sprintf("%s does not take parameter '%s' (it takes: %s); unknown parameters are refused",
 		tool, shown(extra[0]), strings.Join(want, ", "))), false
 }
 
@@ -363,15 +304,15 @@ func pathParam(tool string, params map[string]any) (string, Decision, bool) {
 	p, isStr := v.(string)
 	switch {
 	case !present:
-		return "", block(ClassMalformed, tool+" needs 'path', a string relative to the sandbox; it is missing"), false
+		return "", block(evidence.ClassMalformed, tool+" needs 'path', a string relative to the sandbox; it is missing"), false
 	case !isStr:
-		return "", block(ClassMalformed, tool+" needs 'path', a string relative to the sandbox; got "+jsonTypeName(v)), false
+		return "", block(evidence.ClassMalformed, tool+" needs 'path', a string relative to the sandbox; got "+jsonTypeName(v)), false
 	case p == "":
-		return "", block(ClassMalformed, tool+" needs 'path', a non-empty string"), false
+		return "", block(evidence.ClassMalformed, tool+" needs 'path', a non-empty string"), false
 	case len(p) > 4096:
-		return "", block(ClassMalformed, tool+": 'path' is longer than 4096 bytes"), false
+		return "", block(evidence.ClassMalformed, tool+": 'path' is longer than 4096 bytes"), false
 	case !utf8.ValidString(p):
-		return "", block(ClassMalformed, tool+": 'path' is not valid UTF-8"), false
+		return "", block(evidence.ClassMalformed, tool+": 'path' is not valid UTF-8"), false
 	}
 	return p, Decision{}, true
 }
@@ -396,13 +337,13 @@ func jsonTypeName(v any) string {
 
 // decideFile checks a read_file or write_file path.
 func (g *Gate) decideFile(p string, write bool) Decision {
-	escape, allowClass, verb := ClassOutOfSandboxRead, ClassLocalRead, "read"
+	escape, allowClass, verb := evidence.ClassOutOfSandboxRead, evidence.ClassLocalRead, "read"
 	if write {
-		escape, allowClass, verb = ClassOutOfSandboxWrite, ClassLocalWrite, "write"
+		escape, allowClass, verb = evidence.ClassOutOfSandboxWrite, evidence.ClassLocalWrite, "write"
 	}
 	if strings.IndexByte(p, 0) < 0 {
 		if r, hidden := firstDeceptiveRune(p); hidden {
-			return block(ClassDeceptiveChar, "path contains "+describeRune(r)+
+			return block(evidence.ClassDeceptiveChar, "path contains "+describeRune(r)+
 				", a control, invisible, bidirectional or look-alike character: the name shown would not be the name used")
 		}
 	}
@@ -418,14 +359,14 @@ func (g *Gate) decideFile(p string, write bool) Decision {
 	}
 	if write {
 		if rel == "." || strings.HasSuffix(p, "/") {
-			return block(ClassMalformed, "write_file path '"+shown(p)+"' names a directory, not a file")
+			return block(evidence.ClassMalformed, "write_file path '"+shown(p)+"' names a directory, not a file")
 		}
 		if entry, ok := g.protectedEntry(rel); ok {
-			return block(ClassProtectedPath, "write to protected path '"+shown(rel)+"' refused: '"+entry+
+			return block(evidence.ClassProtectedPath, "write to protected path '"+shown(rel)+"' refused: '"+entry+
 				"' is protected (what is written there runs later outside the jail, or is the kernel's own record)")
 		}
 	}
-	return Decision{Verdict: VerdictAllow, BlastClass: allowClass, Reason: verb + " inside sandbox", Path: rel}
+	return Decision{Verdict: evidence.VerdictAllow, BlastClass: allowClass, Reason: verb + " inside sandbox", Path: rel}
 }
 
 func (g *Gate) protectedEntry(rel string) (string, bool) {
@@ -436,10 +377,10 @@ func (g *Gate) protectedEntry(rel string) (string, bool) {
 
 func (g *Gate) decideRunCmd(cmd string) Decision {
 	if strings.TrimSpace(cmd) == "" {
-		return block(ClassEmptyCommand, "run_cmd needs 'cmd', a non-empty string")
+		return block(evidence.ClassEmptyCommand, "run_cmd needs 'cmd', a non-empty string")
 	}
 	if len(cmd) > maxCommandBytes {
-		return block(ClassCommandTooLong, fmt.Sprintf("command is %d bytes; the limit is %d (64 KiB)", len(cmd), maxCommandBytes))
+		return block(evidence.ClassCommandTooLong, fmt.Sprintf("command is %d bytes; the limit is %d (64 KiB)", len(cmd), maxCommandBytes))
 	}
 	s, v := parseCommand(cmd)
 	if v != nil {
@@ -449,7 +390,7 @@ func (g *Gate) decideRunCmd(cmd string) Decision {
 	if v != nil {
 		return block(v.class, v.reason)
 	}
-	return Decision{Verdict: VerdictAllow, BlastClass: ClassLocalExec,
+	return Decision{Verdict: evidence.VerdictAllow, BlastClass: evidence.ClassLocalExec,
 		Reason: "allowlisted, in-sandbox, non-chained-to-deny", Script: script}
 }
 
@@ -459,7 +400,7 @@ func (g *Gate) decideRunCmd(cmd string) Decision {
 // path) whichever command carries it.
 func (g *Gate) checkScript(s *shScript) (string, *violation) {
 	if len(s.cmds) == 0 {
-		return "", &violation{ClassEmptyCommand, "command has only comments or blank lines"}
+		return "", &violation{evidence.ClassEmptyCommand, "command has only comments or blank lines"}
 	}
 	for _, c := range s.cmds {
 		if v := g.denyHit(c.words); v != nil {
@@ -499,7 +440,7 @@ func (g *Gate) checkScript(s *shScript) (string, *violation) {
 			}
 		}
 		if len(b) > maxScriptBytes {
-			return "", &violation{ClassTooComplex, "rendered command is larger than 1 MiB (glob matches included); narrow the globs"}
+			return "", &violation{evidence.ClassTooComplex, "rendered command is larger than 1 MiB (glob matches included); narrow the globs"}
 		}
 	}
 	return string(b), nil
@@ -510,15 +451,15 @@ func (g *Gate) checkScript(s *shScript) (string, *violation) {
 func (g *Gate) appendArg(b []byte, head string, w shWord, role argRole, writer bool, budget int) ([]byte, int, *violation) {
 	if w.glob != "" {
 		if strings.HasPrefix(w.val, "/") {
-			return b, budget, &violation{ClassArgPathEscape, "argument '" + shown(w.val) +
+			return b, budget, &violation{evidence.ClassArgPathEscape, "argument '" + shown(w.val) +
 				"' is an absolute glob; globs are expanded only relative to the sandbox"}
 		}
 		matches, perr, ok := expandGlob(g.sandbox, w.glob, budget)
 		if !ok {
-			return b, budget, &violation{ClassTooComplex, fmt.Sprintf("glob '%s' matches more than %d paths; narrow it", shown(w.val), maxGlobMatches)}
+			return b, budget, &violation{evidence.ClassTooComplex, fmt.Sprintf("glob '%s' matches more than %d paths; narrow it", shown(w.val), maxGlobMatches)}
 		}
 		if perr != nil {
-			return b, budget, &violation{ClassArgPathEscape, "glob '" + shown(w.val) + "' " + perr.detail()}
+			return b, budget, &violation{evidence.ClassArgPathEscape, "glob '" + shown(w.val) + "' " + perr.detail()}
 		}
 		if len(matches) > 0 {
 			budget -= len(matches)
@@ -526,7 +467,7 @@ func (g *Gate) appendArg(b []byte, head string, w shWord, role argRole, writer b
 				if m[0] == '-' {
 					// A file named "--compress-program=sh" would become an
 					// option after expansion, past the option checks above.
-					return b, budget, &violation{ClassUnsafeOption, "glob '" + shown(w.val) + "' matches '" + shown(m) +
+					return b, budget, &violation{evidence.ClassUnsafeOption, "glob '" + shown(w.val) + "' matches '" + shown(m) +
 						"', which the program would read as an option; use ./" + shown(w.val) + " or name the files"}
 				}
 				if v := g.checkArgWord(head, m, writer); v != nil {
@@ -559,7 +500,7 @@ func (g *Gate) checkArgWord(head, a string, writer bool) *violation {
 		return v
 	}
 	if strings.Count(a, "=") > maxGluedReadings {
-		return &violation{ClassTooComplex, "argument '" + shown(a) + "' has more than 16 '=' signs; each value would have to be checked as a path"}
+		return &violation{evidence.ClassTooComplex, "argument '" + shown(a) + "' has more than 16 '=' signs; each value would have to be checked as a path"}
 	}
 	for i := strings.IndexByte(a, '='); i >= 0; {
 		if val := a[i+1:]; val != "" {
@@ -582,7 +523,7 @@ func (g *Gate) checkArgWord(head, a string, writer bool) *violation {
 			end--
 		}
 		if end > maxClusterReadings {
-			return &violation{ClassTooComplex, "option cluster '" + shown(a) + "' is longer than 40 letters; put the option's value in its own word"}
+			return &violation{evidence.ClassTooComplex, "option cluster '" + shown(a) + "' is longer than 40 letters; put the option's value in its own word"}
 		}
 		for k := 2; k <= end; k++ {
 			if v := g.checkPathWord(head, a, a[k:], writer); v != nil {
@@ -602,11 +543,11 @@ func (g *Gate) checkPathWord(head, arg, p string, writer bool) *violation {
 		if p != arg {
 			what += " (read as path '" + shown(p) + "')"
 		}
-		return &violation{ClassArgPathEscape, what + " " + perr.detail()}
+		return &violation{evidence.ClassArgPathEscape, what + " " + perr.detail()}
 	}
 	if writer {
 		if entry, ok := g.protectedEntry(rel); ok {
-			return &violation{ClassProtectedPath, "'" + head + "' can write files, and argument '" + shown(arg) +
+			return &violation{evidence.ClassProtectedPath, "'" + head + "' can write files, and argument '" + shown(arg) +
 				"' names protected path '" + entry + "' (what is written there runs later outside the jail)"}
 		}
 	}
@@ -636,20 +577,20 @@ func (g *Gate) checkHead(w shWord) *violation {
 	h := w.val
 	switch {
 	case w.glob != "":
-		return &violation{ClassNotAllowlisted, "program name '" + shown(h) + "' contains glob characters; name the program literally"}
+		return &violation{evidence.ClassNotAllowlisted, "program name '" + shown(h) + "' contains glob characters; name the program literally"}
 	case h == "":
-		return &violation{ClassNotAllowlisted, "empty program name"}
+		return &violation{evidence.ClassNotAllowlisted, "empty program name"}
 	case strings.ContainsRune(h, '/'):
 		if !g.allowExec[h] {
-			return &violation{ClassNotAllowlisted, "program '" + shown(h) + "' is a path: only bare allowlisted names " +
+			return &violation{evidence.ClassNotAllowlisted, "program '" + shown(h) + "' is a path: only bare allowlisted names " +
 				"(looked up on the trusted PATH, never in the sandbox) or exact allow_executables entries may run"}
 		}
 		if _, perr := resolveIn(g.sandbox, h); perr != nil {
-			return &violation{ClassArgPathEscape, "program '" + shown(h) + "' " + perr.detail()}
+			return &violation{evidence.ClassArgPathEscape, "program '" + shown(h) + "' " + perr.detail()}
 		}
 		return nil
 	case refusedBuiltins[h]:
-		return &violation{ClassShellConstruct, "'" + h + "' is a shell builtin or keyword that changes how the rest of the command is read; it is never allowed"}
+		return &violation{evidence.ClassShellConstruct, "'" + h + "' is a shell builtin or keyword that changes how the rest of the command is read; it is never allowed"}
 	case !g.allow[h]:
 		reason := "program '" + shown(h) + "' is not allowlisted"
 		if g.allowExec["./"+h] {
@@ -657,10 +598,10 @@ func (g *Gate) checkHead(w shWord) *violation {
 		} else {
 			reason += "; add it to extra_allow_heads in the policy file if it should run"
 		}
-		return &violation{ClassNotAllowlisted, reason}
+		return &violation{evidence.ClassNotAllowlisted, reason}
 	}
 	if exe, in := g.headInside[h]; in {
-		return &violation{ClassNotAllowlisted, "program '" + h + "' resolves to " + exe + ", inside the sandbox; only programs from outside it may run by name"}
+		return &violation{evidence.ClassNotAllowlisted, "program '" + h + "' resolves to " + exe + ", inside the sandbox; only programs from outside it may run by name"}
 	}
 	return nil
 }
@@ -736,7 +677,7 @@ func (g *Gate) denyHit(words []shWord) *violation {
 			okLeft := !d.needLeft || start == 0 || !isDenyWordByte(text[start-1])
 			okRight := !d.needRight || end == len(text) || !isDenyWordByte(text[end])
 			if okLeft && okRight {
-				return &violation{ClassDestructive, "command matches denylist entry '" + string(d.phrase) + "' (" + d.category + ")"}
+				return &violation{evidence.ClassDestructive, "command matches denylist entry '" + string(d.phrase) + "' (" + d.category + ")"}
 			}
 			off = start + 1
 		}
@@ -841,7 +782,7 @@ func checkPythonModule(mod string) *violation {
 	}
 	switch top {
 	case "pip", "pip3", "ensurepip", "easy_install", "pipx", "uv", "poetry", "conda":
-		return &violation{ClassDestructive, "python -m " + shown(mod) + " installs packages (package install); dependencies must come from the environment, not the agent"}
+		return &violation{evidence.ClassDestructive, "python -m " + shown(mod) + " installs packages (package install); dependencies must come from the environment, not the agent"}
 	}
 	return nil
 }
@@ -886,7 +827,7 @@ func grepRoles(args []shWord) ([]argRole, *violation) {
 					i++
 				}
 			case name == "--dereference-recursive":
-				return nil, &violation{ClassUnsafeOption, "grep " + name + " follows symlinks that may point outside the sandbox; use -r"}
+				return nil, &violation{evidence.ClassUnsafeOption, "grep " + name + " follows symlinks that may point outside the sandbox; use -r"}
 			case grepLongNoValue[name]:
 			case grepLongValue[name]:
 				if !hasEq {
@@ -902,7 +843,7 @@ func grepRoles(args []shWord) ([]argRole, *violation) {
 				c := a[j]
 				switch c {
 				case 'R', 'S':
-					return nil, &violation{ClassUnsafeOption, "grep -" + string(c) + " follows symlinks that may point outside the sandbox; use -r"}
+					return nil, &violation{evidence.ClassUnsafeOption, "grep -" + string(c) + " follows symlinks that may point outside the sandbox; use -r"}
 				case 'C', 'X':
 					if j+1 == len(a) {
 						strict = true
@@ -980,7 +921,7 @@ func unsafeOptions(head string, args []shWord) *violation {
 }
 
 func unsafeOptionViolation(head, opt string) *violation {
-	return &violation{ClassUnsafeOption, head + " " + opt + " would run another program or read paths the gate cannot check; it is not allowed"}
+	return &violation{evidence.ClassUnsafeOption, head + " " + opt + " would run another program or read paths the gate cannot check; it is not allowed"}
 }
 
 var unsafeLong = map[string][]string{

@@ -1,4 +1,4 @@
-package kernel
+package gate
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deponent-dev/deponent-action/pkg/kernel/canon"
+	"github.com/deponent-dev/deponent-action/pkg/canon"
 )
 
 // Policy tunes a Gate and the jail without code. It is read from a JSON
