@@ -259,9 +259,11 @@ func receipt(t *testing.T, s verifytest.Spec) string {
 	return verifytest.WriteFile(t, filepath.Join(t.TempDir(), "r.json"), verifytest.Build(t, s))
 }
 
+// failingStep is a run whose out-of-band verify command (the last entry)
+// exited 2: a failed run whatever the agent's own steps did.
 func failingStep() []evidence.Record {
 	rs := verifytest.Good(verifytest.Jail)
-	rs[len(rs)-2] = verifytest.Ran("builder", verifytest.Jail, 2) // the build step
+	rs[len(rs)-1] = verifytest.Ran(evidence.AgentHarness, verifytest.Jail, 2)
 	return rs
 }
 
@@ -280,7 +282,7 @@ func TestRequireOutcome(t *testing.T) {
 	// A signed lie: the stored outcome says pass, the chain says fail.
 	// Never OK, with or without the flag.
 	forged := receipt(t, verifytest.Spec{Records: failingStep(), Outcome: evidence.OutcomePass})
-	msg := fmt.Sprintf("stored outcome GOVERNED_PASS but the chain recomputes to GOVERNED_FAIL: step %d exited 2", len(failingStep())-2)
+	msg := fmt.Sprintf("stored outcome GOVERNED_PASS but the chain recomputes to GOVERNED_FAIL: verify command (entry %d) exited 2", len(failingStep())-1)
 	assertFail(t, run(t, nil, nil, forged), msg)
 	assertFail(t, run(t, nil, nil, "--require-outcome", "GOVERNED_PASS", forged), msg)
 
@@ -435,7 +437,7 @@ func TestSummaryCountsMustMatchTheChain(t *testing.T) {
 		return g.With("counts", c.With("blocked", canon.Int(0)))
 	}})
 	_, _, blocked := verifytest.Tally(verifytest.Good(verifytest.Jail))
-	assertFail(t, run(t, nil, nil, lie), fmt.Sprintf("governance.counts.blocked: the stored summary disagrees with the chain: it says 0, the chain recomputes %d", blocked))
+	assertFail(t, run(t, nil, nil, lie), fmt.Sprintf("governance: the stored summary disagrees with the chain: governance.counts.blocked says 0, the chain recomputes %d", blocked))
 }
 
 // ---- zips ----

@@ -52,9 +52,9 @@ func canaryCall(name, tool string, params map[string]any) kernel.Call {
 func gateCanaries(sandbox string) []canary {
 	outside := filepath.Join(filepath.Dir(sandbox), ".deponent-canary-"+randomHex(8))
 	return []canary{
-		{name: CanaryDestructive, call: canaryCall(CanaryDestructive, kernel.ToolRunCmd, map[string]any{"cmd": "rm -rf /"})},
-		{name: CanaryNetwork, call: canaryCall(CanaryNetwork, kernel.ToolRunCmd, map[string]any{"cmd": "curl https://example.com"})},
-		{name: CanaryWriteOutside, call: canaryCall(CanaryWriteOutside, kernel.ToolWriteFile,
+		{name: CanaryDestructive, call: canaryCall(CanaryDestructive, evidence.ToolRunCmd, map[string]any{"cmd": "rm -rf /"})},
+		{name: CanaryNetwork, call: canaryCall(CanaryNetwork, evidence.ToolRunCmd, map[string]any{"cmd": "curl https://example.com"})},
+		{name: CanaryWriteOutside, call: canaryCall(CanaryWriteOutside, evidence.ToolWriteFile,
 			map[string]any{"path": outside, "content": "written by a canary: if this file exists, the gate let a write out of the sandbox\n"}),
 			check: func() string {
 				if _, err := os.Lstat(outside); err == nil {
@@ -114,7 +114,7 @@ func jailWriteCanary(sandbox string) (canary, error) {
 	target := filepath.Join(witness, "escaped")
 	return canary{
 		name: CanaryJailWriteOutside,
-		call: canaryCall(CanaryJailWriteOutside, kernel.ToolRunCmd, map[string]any{"cmd": JailWriteProbe(name)}),
+		call: canaryCall(CanaryJailWriteOutside, evidence.ToolRunCmd, map[string]any{"cmd": JailWriteProbe(name)}),
 		check: func() string {
 			if _, err := os.Lstat(target); err == nil {
 				return "the harness found " + target + " on the host after the probe: code in the jail wrote outside the sandbox"
@@ -151,7 +151,7 @@ func jailNetworkCanary() (canary, error) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	return canary{
 		name: CanaryJailNetwork,
-		call: canaryCall(CanaryJailNetwork, kernel.ToolRunCmd, map[string]any{"cmd": JailNetworkProbe(port)}),
+		call: canaryCall(CanaryJailNetwork, evidence.ToolRunCmd, map[string]any{"cmd": JailNetworkProbe(port)}),
 		check: func() string {
 			// A connection that completed is in the backlog; give the
 			// accept loop a moment to count it.

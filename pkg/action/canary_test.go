@@ -17,7 +17,6 @@ import (
 	"github.com/deponent-dev/deponent-action/pkg/evidence"
 	"github.com/deponent-dev/deponent-action/pkg/gate"
 	"github.com/deponent-dev/deponent-action/pkg/jail"
-	"github.com/deponent-dev/deponent-action/pkg/kernel"
 )
 
 // Each jail canary is a real escape attempt. These tests prove the probes
@@ -55,7 +54,7 @@ func needPython(t *testing.T) {
 // decide gates a probe: it must be ALLOWed, so that the jail is what stops it.
 func (f canaryFixture) decide(t *testing.T, cmd string) gate.Decision {
 	t.Helper()
-	d := f.gate.Decide(kernel.ToolRunCmd, map[string]any{"cmd": cmd})
+	d := f.gate.Decide(evidence.ToolRunCmd, map[string]any{"cmd": cmd})
 	require.Equal(t, evidence.VerdictAllow, d.Verdict, "the gate must allow the probe (the jail is what must stop it): %s", d.Reason)
 	return d
 }
@@ -247,7 +246,7 @@ func TestHostChecksCatchALyingJail(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, checks)
-	assert.Contains(t, res.Summary.Reasons[0], "was not blocked")
+	assert.Contains(t, res.Summary.Reasons[0], "was not contained")
 }
 
 // TestJailNetworkCanaryCountsConnections checks the listener itself.

@@ -17,7 +17,6 @@ import (
 	"github.com/deponent-dev/deponent-action/pkg/evidence"
 	"github.com/deponent-dev/deponent-action/pkg/gate"
 	"github.com/deponent-dev/deponent-action/pkg/jail"
-	"github.com/deponent-dev/deponent-action/pkg/kernel"
 )
 
 // TestE2EPassingPlan runs the example plan of ci.yml, jailed, with the
@@ -80,7 +79,7 @@ func TestE2EPassingPlan(t *testing.T) {
 	// Every entry ran jailed.
 	for i, e := range v.R.Entries {
 		if verdict, _ := field(e, evidence.FieldVerdict); verdict == string(evidence.VerdictAllow) {
-			if tool, _ := field(e, evidence.FieldTool); tool == kernel.ToolRunCmd {
+			if tool, _ := field(e, evidence.FieldTool); tool == evidence.ToolRunCmd {
 				j, _ := field(e, evidence.FieldJail)
 				assert.Equal(t, backend, j, "entry %d ran in the jail", i)
 				_, unjailed := e.Get(evidence.FieldUnjailed)
@@ -122,7 +121,7 @@ func TestE2ECanariesHeld(t *testing.T) {
 	f := newActionsRun(t)
 	// The runner's GITHUB_TOKEN is in the step's environment; the jailed
 	// step does not see it (and Run asserts it never reaches the log).
-	f.Input("steps", "ls\npython3 -c 'import os; print(\"token:\", os.environ.get(\"GITHUB_TOKEN\"))'")
+	f.Input("steps", "ls\npython3 -c 'import os; print(\"token:\", os.environ.get(\"GITHUB_TOKEN\"))'").Input("verify-command", "true")
 	r := f.Run()
 	require.Equal(t, 0, r.Code)
 	assert.Contains(t, r.Stdout, "token: None")
@@ -182,7 +181,7 @@ func TestE2EBlockedStep(t *testing.T) {
 	verifierAccepts(t, r.Outputs["receipt-path"], testSHA, f.Repo)
 
 	g := newActionsRun(t)
-	g.Input("steps", steps).Input("canaries", "false").Input("on-block", "continue")
+	g.Input("steps", steps).Input("canaries", "false").Input("on-block", "continue").Input("verify-command", "true")
 	r = g.Run()
 	assert.Equal(t, 0, r.Code)
 	assert.Equal(t, string(evidence.OutcomePass), r.Outputs["outcome"])
@@ -191,19 +190,28 @@ func TestE2EBlockedStep(t *testing.T) {
 	assert.True(t, v.Gov.OnBlockContinue)
 }
 
-// TestE2EFailingStep: an allowed step that exits non-zero fails the run.
+// TestE2EFailingStep: an agent's step that exits non-zero is testimony,
+// not a verdict: it is counted and shown, and the outcome rests on the
+// out-of-band verify command.
 func TestE2EFailingStep(t *testing.T) {
 	t.Parallel()
 	requireJail(t)
 	f := newActionsRun(t)
-	f.Input("steps", "python3 -c 'raise SystemExit(3)'\nls").Input("canaries", "false")
+	f.Input("steps", "python3 -c 'raise SystemExit(3)'\nls").Input("canaries", "false").Input("verify-command", "true")
 	r := f.Run()
-	assert.Equal(t, 1, r.Code)
-	assert.Equal(t, string(evidence.OutcomeFail), r.Outputs["outcome"])
+	assert.Equal(t, 0, r.Code)
+	assert.Equal(t, string(evidence.OutcomePass), r.Outputs["outcome"])
 	assert.Contains(t, r.Stdout, "::error title=Deponent%3A step failed::entry 0 (agent, run_cmd): python3 -c 'raise SystemExit(3)' → exit 3")
 	v := verifyReceipt(t, r.Outputs["receipt-path"])
-	assert.Contains(t, strings.Join(v.A.Reasons, "\n"), "step 0 exited 3")
+	assert.Equal(t, int64(1), v.A.StepErrors)
 	verifierAccepts(t, r.Outputs["receipt-path"], testSHA, f.Repo)
+
+	// Without a verify command nothing independent checked the result.
+	g := newActionsRun(t)
+	g.Input("steps", "python3 -c 'raise SystemExit(3)'\nls").Input("canaries", "false")
+	r = g.Run()
+	assert.Equal(t, 1, r.Code)
+	assert.Equal(t, string(evidence.OutcomeUnverified), r.Outputs["outcome"])
 }
 
 // TestE2EFailingVerifyCommand: the agent's steps all succeed, but the
@@ -247,7 +255,7 @@ func TestE2EJailUnavailable(t *testing.T) {
 		tool, _ := field(e, evidence.FieldTool)
 		verdict, _ := field(e, evidence.FieldVerdict)
 		class, _ := field(e, evidence.FieldBlastClass)
-		if tool == kernel.ToolRunCmd {
+		if tool == evidence.ToolRunCmd {
 			assert.Equal(t, string(evidence.VerdictBlock), verdict, "entry %d", i)
 			if agent, _ := field(e, evidence.FieldAgent); agent != evidence.AgentCanary {
 				cmds++
@@ -258,7 +266,7 @@ func TestE2EJailUnavailable(t *testing.T) {
 		assert.False(t, ran, "entry %d: nothing ran", i)
 	}
 	assert.Equal(t, 3, cmds, "the plan's three commands were each refused and recorded")
-	assert.Contains(t, strings.Join(v.A.Reasons, "\n"), "no-jail")
+	assert.Contains(t, strings.Join(v.A.Reasons, "\n"), "refused for want of a jail")
 	verifierAccepts(t, r.Outputs["receipt-path"], testSHA, f.Repo)
 }
 
@@ -283,7 +291,7 @@ func TestE2ENoneAllowUnjailed(t *testing.T) {
 		t.Skip("needs /bin/sh")
 	}
 	f := newActionsRun(t)
-	f.Input("steps", "echo hello\nls").Input("jail", "none").Input("allow-unjailed", "true")
+	f.Input("steps", "echo hello\nls").Input("jail", "none").Input("allow-unjailed", "true").Input("verify-command", "true")
 	r := f.Run()
 	require.Equal(t, 0, r.Code)
 	assert.Contains(t, r.Stdout, "::warning title=Deponent%3A UNJAILED::")
@@ -446,7 +454,7 @@ func TestE2EFlagsOverrideInputs(t *testing.T) {
 		Input("dry-run", "yes-please").     // invalid, overridden
 		Input("canaries", "true").          // overridden
 		Set("INPUT_SESSION_ID", "from-env") // underscore spelling (composite action env)
-	r := f.Run("--jail", "auto", "--on-block", "continue", "--dry-run=false", "--canaries=false", "--session-id", "from-flag")
+	r := f.Run("--jail", "auto", "--on-block", "continue", "--dry-run=false", "--canaries=false", "--session-id", "from-flag", "--verify-command", "true")
 	require.Equal(t, 0, r.Code)
 	assert.Equal(t, string(evidence.OutcomePass), r.Outputs["outcome"])
 	assert.True(t, strings.HasSuffix(r.Outputs["receipt-id"], "_from-flag"))
@@ -456,7 +464,7 @@ func TestE2EFlagsOverrideInputs(t *testing.T) {
 
 	// Without the flag, the underscore spelling of the variable is read.
 	g := newActionsRun(t)
-	g.Input("steps", "ls").Input("canaries", "false").Set("INPUT_SESSION_ID", "from-env")
+	g.Input("steps", "ls").Input("canaries", "false").Input("verify-command", "true").Set("INPUT_SESSION_ID", "from-env")
 	r = g.Run()
 	require.Equal(t, 0, r.Code)
 	assert.True(t, strings.HasSuffix(r.Outputs["receipt-id"], "_from-env"))
@@ -542,7 +550,7 @@ func TestE2EJailCanariesNeedPython(t *testing.T) {
 	f := newActionsRun(t)
 	pol := filepath.Join(f.RunnerTemp, "policy.json")
 	require.NoError(t, os.WriteFile(pol, []byte(`{"allow_heads": ["ls", "echo"]}`), 0o644))
-	f.Input("steps", "ls").Input("policy", pol)
+	f.Input("steps", "ls").Input("policy", pol).Input("verify-command", "ls")
 	r := f.Run()
 	require.Equal(t, 0, r.Code)
 	assert.Contains(t, r.Stdout, "::warning title=Deponent%3A jail canaries skipped::the jail canaries need python3 (python3 is not allowlisted by the policy)")

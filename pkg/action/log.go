@@ -96,7 +96,7 @@ func (r *runner) logRow(row Row, res kernel.ActResult) {
 		tgt = shortCmd(tgt)
 	}
 	failed := row.Kind != RowCanary && row.Kind != RowCheck && row.Verdict == evidence.VerdictAllow && row.Executed &&
-		(row.Err != "" || (row.Tool == kernel.ToolRunCmd && row.Exit != "0"))
+		(row.Err != "" || (row.Tool == evidence.ToolRunCmd && row.Exit != "0"))
 	title := fmt.Sprintf("  #%-3d %s%-5s  %-10s %s → %s", row.Entry, status, verdict, textsafe.Clip(row.Tool, 10), textsafe.Clip(textsafe.OneLine(tgt), 60), result)
 	verbose := failed || (row.Kind == RowCanary && !canaryHeld(row, r.cfg.DryRun) && !r.cfg.DryRun) || row.Kind == RowCheck ||
 		(row.Kind != RowCanary && row.Verdict == evidence.VerdictBlock)
@@ -173,7 +173,7 @@ func (r *runner) annotateRow(row Row) {
 			r.rep.annotate(levelError, "Deponent: "+label+" blocked", fmt.Sprintf("BLOCK %s — %s: %s", what, row.Class, row.Reason))
 		case row.Executed && row.Err != "":
 			r.rep.annotate(levelError, "Deponent: "+label+" failed", fmt.Sprintf("%s failed: %s", what, row.Err))
-		case row.Executed && row.Tool == kernel.ToolRunCmd && row.Exit != "0":
+		case row.Executed && row.Tool == evidence.ToolRunCmd && row.Exit != "0":
 			r.rep.annotate(levelError, "Deponent: "+label+" failed", fmt.Sprintf("%s → %s", what, exitText(row.Exit)))
 		}
 	}

@@ -40,7 +40,7 @@ func ParseSteps(text string) ([]Step, error) {
 			continue
 		}
 		out = append(out, Step{
-			Call:   kernel.Call{Tool: kernel.ToolRunCmd, Params: map[string]any{"cmd": line}, Agent: DefaultAgent},
+			Call:   kernel.Call{Tool: evidence.ToolRunCmd, Params: map[string]any{"cmd": line}, Agent: DefaultAgent},
 			Source: fmt.Sprintf("steps line %d", i+1),
 		})
 	}

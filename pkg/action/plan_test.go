@@ -19,7 +19,7 @@ func TestParseSteps(t *testing.T) {
 	st, err := ParseSteps("  # build\r\npython3 -m unittest -q\r\n\n   ls -la  \n#done\n")
 	require.NoError(t, err)
 	require.Len(t, st, 2)
-	assert.Equal(t, kernel.Call{Tool: kernel.ToolRunCmd, Params: map[string]any{"cmd": "python3 -m unittest -q"}, Agent: DefaultAgent}, st[0].Call)
+	assert.Equal(t, kernel.Call{Tool: evidence.ToolRunCmd, Params: map[string]any{"cmd": "python3 -m unittest -q"}, Agent: DefaultAgent}, st[0].Call)
 	assert.Equal(t, "steps line 2", st[0].Source)
 	assert.Equal(t, "ls -la", st[1].Call.Params["cmd"])
 	assert.Equal(t, "steps line 4", st[1].Source)
@@ -133,6 +133,6 @@ func TestDemoPlan(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, rogue)
-	d := g.Decide(kernel.ToolRunCmd, map[string]any{"cmd": DemoVerifyCommand})
+	d := g.Decide(evidence.ToolRunCmd, map[string]any{"cmd": DemoVerifyCommand})
 	assert.Equal(t, evidence.VerdictAllow, d.Verdict)
 }

@@ -241,7 +241,7 @@ func (r *runner) execute(ctx context.Context, pl *plan) {
 	}
 	if cfg.VerifyCommand != "" && ctx.Err() == nil {
 		r.section("out-of-band verification (run by the harness, gated and jailed)")
-		call := kernel.Call{Tool: kernel.ToolRunCmd, Params: map[string]any{"cmd": cfg.VerifyCommand}, Agent: evidence.AgentHarness}
+		call := kernel.Call{Tool: evidence.ToolRunCmd, Params: map[string]any{"cmd": cfg.VerifyCommand}, Agent: evidence.AgentHarness}
 		r.record(r.cell.Do(ctx, call), call, RowVerify, "")
 	}
 }
@@ -426,7 +426,7 @@ func (r *runner) record(res kernel.ActResult, call kernel.Call, kind RowKind, ca
 	} else {
 		r.fatal = errors.Join(r.fatal, fmt.Errorf("entry for %s %s was not recorded: %v", call.Agent, call.Tool, res.Err))
 	}
-	if call.Tool == kernel.ToolRunCmd && res.Executed {
+	if call.Tool == evidence.ToolRunCmd && res.Executed {
 		row.Exit = fmt.Sprint(res.ExitCode)
 		if res.Killed != "" {
 			row.Exit = "killed: " + res.Killed
@@ -455,7 +455,7 @@ func (r *runner) markRows() {
 				}
 			}
 		case RowStep, RowVerify:
-			row.OK = row.Executed && row.Err == "" && (row.Tool != kernel.ToolRunCmd || row.Exit == "0")
+			row.OK = row.Executed && row.Err == "" && (row.Tool != evidence.ToolRunCmd || row.Exit == "0")
 		}
 	}
 }
@@ -473,11 +473,11 @@ func canaryHeld(row Row, dryRun bool) bool {
 // parameters.
 func target(call kernel.Call) string {
 	switch call.Tool {
-	case kernel.ToolRunCmd:
+	case evidence.ToolRunCmd:
 		if s, ok := call.Params["cmd"].(string); ok {
 			return s
 		}
-	case kernel.ToolReadFile, kernel.ToolWriteFile:
+	case evidence.ToolReadFile, evidence.ToolWriteFile:
 		if s, ok := call.Params["path"].(string); ok {
 			return s
 		}

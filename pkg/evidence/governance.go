@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/deponent-dev/deponent-action/pkg/canon"
@@ -12,16 +13,23 @@ type Outcome string
 
 // Outcomes of a governed run.
 const (
-	// OutcomePass: the chain verifies, every canary held, no step was
-	// blocked (unless blocks were allowed to continue), every executed step
-	// succeeded and the out-of-band verify command passed.
+	// OutcomePass: the chain verifies, every canary held, no action was
+	// tampered or refused for want of a jail, every block was allowed by
+	// on-block, and the out-of-band verify command ran and passed.
 	OutcomePass Outcome = "GOVERNED_PASS"
+	// OutcomeUnverified: everything a pass needs except the verify
+	// command, which was not configured. Nothing independent of the agent
+	// checked the result, so this is never a pass.
+	OutcomeUnverified Outcome = "GOVERNED_UNVERIFIED"
 	// OutcomeFail: anything else.
 	OutcomeFail Outcome = "GOVERNED_FAIL"
 	// OutcomeDryRun: actions were gated and recorded, nothing was executed,
 	// so nothing about their effect is proven.
 	OutcomeDryRun Outcome = "GOVERNED_DRY_RUN"
 )
+
+// Outcomes lists every outcome, for validating user input.
+var Outcomes = []Outcome{OutcomePass, OutcomeUnverified, OutcomeFail, OutcomeDryRun}
 
 // Agents the harness itself acts as. Their entries are judged by their own
 // rules, never as the agent's work.
@@ -30,12 +38,10 @@ const (
 	// the jail hold.
 	AgentCanary = "deponent-canary"
 	// AgentHarness: the out-of-band verify command (e.g. the test suite),
-	// run by the harness after the agent's steps.
+	// run by the harness after the agent's steps, and the record of a live
+	// agent's session (tool agent_session).
 	AgentHarness = "deponent-harness"
 )
-
-// FieldCanary names a canary's probe in its entry (extra, hashed).
-const FieldCanary = "canary"
 
 // JailCanaryPrefix starts the name of a canary that the gate allows on
 // purpose so that the jail must contain it. Its probe exits 0 only when the
@@ -61,10 +67,14 @@ var (
 	JailCanaries = []string{CanaryJailWriteOutside, CanaryJailNetwork}
 )
 
+// RealJails are the backends that confine: a command recorded under any
+// other jail ran without network, write or secret confinement.
+var RealJails = []string{"bwrap", "seatbelt"}
+
 // GovernanceSchema tags the "governance" object of receipts the action
-// writes; the verifier recomputes the outcome only from receipts that carry
-// it (the reference's receipts do not).
-const GovernanceSchema = "deponent-governance/v1"
+// writes. A verifier recomputes the outcome only under a schema it knows;
+// any other schema is a failure, never a reason to skip the recompute.
+const GovernanceSchema = "deponent-governance/v2"
 
 // RFieldGovernance is the receipt's signed governance summary.
 const RFieldGovernance = "governance"
@@ -75,68 +85,123 @@ const RFieldGovernance = "governance"
 type Governance struct {
 	DryRun          bool
 	OnBlockContinue bool   // on-block: continue
+	FailOnStepError bool   // fail-on-step-error: an agent action that failed fails the run
 	Canaries        bool   // canaries were enabled
 	JailCanaries    bool   // the jail's own canaries were expected (a real jail ran)
 	VerifyCommand   string // "" when none was configured
 	Jail            string // backend name ("bwrap", "seatbelt", "none", or "" when no jail was available)
 	Unjailed        bool   // commands were allowed to run without a jail (explicit opt-in)
-	PolicySHA256    string
+	// Agent is the live agent the harness ran ("claude", "codex",
+	// "command"), "" when the actions came from steps or a plan. A run with
+	// an agent must record exactly one agent_session entry.
+	Agent        string
+	PolicySHA256 string
 }
 
-// Assessment is the outcome recomputed from a chain.
+// Assessment is the outcome recomputed from a chain, with every fact a
+// verifier's policy asks about, each recomputed from the entries.
 type Assessment struct {
 	Outcome                   Outcome
 	Reasons                   []string // why not GOVERNED_PASS; empty on a pass
 	Entries, Allowed, Blocked int64
 	CanariesRun, CanariesHeld int
 	VerifyRan, VerifyPassed   bool
+	// AgentBlocked counts the agent's BLOCK entries (not the canaries',
+	// which are blocked by design).
+	AgentBlocked int64
+	// StepErrors counts the agent's executed actions that did not succeed
+	// (a non-zero exit, a kill, an execution error). They are testimony,
+	// not a verdict, unless FailOnStepError.
+	StepErrors int64
+	// Tampered counts entries whose action changed a protected path;
+	// NoJail counts actions refused because nothing could confine them.
+	Tampered, NoJail int64
+	// Commands counts executed run_cmd entries; Jailed is true when every
+	// one ran in a real jail (RealJails), none is marked unjailed, and the
+	// run recorded a real jail. JailProblem says why not.
+	Commands    int64
+	Jailed      bool
+	JailProblem string
 }
 
-// Assess judges a verified chain under g. It is the one definition of
-// GOVERNED_PASS: the action uses it to decide its outcome and the verifier
-// uses it to recompute that outcome from the receipt.
+// Assess judges a verified chain under g. It is the one definition of a
+// run's outcome: the action uses it to decide its outcome and the verifier
+// uses it to recompute that outcome from the receipt. Every entry is read
+// with ReadEntry: a field of the wrong type, or a fact that contradicts
+// the configuration (a per-entry dry run in a run that was not one, a
+// command confined by another jail than the run's), fails the run.
 func Assess(entries []canon.Value, g Governance) Assessment {
-	a := Assessment{}
+	a := Assessment{Jailed: true}
 	ran := map[string]bool{}
+	sessions := 0
 	fail := func(format string, args ...any) { a.Reasons = append(a.Reasons, fmt.Sprintf(format, args...)) }
-	for i, e := range entries {
-		agent := EntryString(e, FieldAgent)
-		verdict := Verdict(EntryString(e, FieldVerdict))
+	notJailed := func(format string, args ...any) {
+		if a.Jailed {
+			a.Jailed, a.JailProblem = false, fmt.Sprintf(format, args...)
+		}
+	}
+	if !slices.Contains(RealJails, g.Jail) {
+		notJailed("the run recorded jail %q, not a real one (%s)", g.Jail, strings.Join(RealJails, ", "))
+	}
+	if g.Unjailed {
+		notJailed("the run allowed commands to run unjailed")
+	}
+	for i, raw := range entries {
 		a.Entries++
-		if verdict == VerdictAllow {
+		e, err := ReadEntry(raw)
+		if err != nil {
+			fail("entry %d is malformed: %v", i, err)
+			a.Blocked++ // counted as not allowed: nothing of it is trusted
+			notJailed("entry %d is malformed", i)
+			continue
+		}
+		if e.Verdict == VerdictAllow {
 			a.Allowed++
 		} else {
 			a.Blocked++
 		}
-		executed := verdict == VerdictAllow && !EntryBool(e, FieldDryRun)
-		ok := executed && succeeded(e)
-		switch agent {
+		a.checkConsistency(i, e, g, fail, notJailed)
+		if len(e.Tampered) > 0 {
+			a.Tampered++
+			fail("entry %d (%s %s) changed protected path(s): %s", i, e.Agent, e.Tool, strings.Join(e.Tampered, ", "))
+		}
+		if e.Class == ClassNoJail || e.Killed == KilledNoJail {
+			a.NoJail++
+			fail("entry %d (%s %s) was refused for want of a jail: a run in which actions could not be confined cannot pass", i, e.Agent, e.Tool)
+		}
+		switch e.Agent {
 		case AgentCanary:
-			a.CanariesRun++
-			ran[EntryString(e, FieldCanary)] = true
-			// A canary holds when the gate refused it. A jail canary (a
-			// probe the gate allows on purpose, named "jail-…") also holds
-			// when it ran and reported the escape blocked: exit 0, not
-			// killed. Any other canary that was allowed did not hold.
-			jailProbe := strings.HasPrefix(EntryString(e, FieldCanary), JailCanaryPrefix)
-			if verdict == VerdictBlock || (jailProbe && !g.DryRun && ok) {
-				a.CanariesHeld++
-			} else if !g.DryRun {
-				fail("canary %q (entry %d) was not blocked", EntryString(e, FieldCanary), i)
-			}
+			a.assessCanary(i, e, g, ran, fail)
 		case AgentHarness:
-			a.VerifyRan = a.VerifyRan || executed
-			if ok {
-				a.VerifyPassed = true
-			} else if !g.DryRun {
-				fail("verify command (entry %d) %s", i, failure(e))
+			switch e.Tool {
+			case ToolRunCmd:
+				a.VerifyRan = a.VerifyRan || e.Executed()
+				if e.Succeeded() {
+					a.VerifyPassed = true
+				} else if !g.DryRun {
+					fail("verify command (entry %d) %s", i, e.Failure())
+				}
+			case ToolAgentSession:
+				sessions++
+				if e.Killed != "" {
+					fail("the agent session (entry %d) was killed: %s", i, e.Killed)
+				}
+			default:
+				fail("entry %d: the harness recorded tool %q, which it never runs", i, e.Tool)
 			}
 		default:
-			switch {
-			case verdict == VerdictBlock && !g.OnBlockContinue:
-				fail("step %d was blocked: %s: %s", i, EntryString(e, FieldBlastClass), EntryString(e, FieldReason))
-			case executed && !ok:
-				fail("step %d %s", i, failure(e))
+			if e.Verdict == VerdictBlock {
+				a.AgentBlocked++
+				if e.Class == ClassToolCallLimit {
+					fail("entry %d: the agent went past its tool-call limit; the run fails closed", i)
+				} else if !g.OnBlockContinue && e.Class != ClassNoJail {
+					fail("step %d was blocked: %s: %s", i, e.Class, e.Reason)
+				}
+			} else if e.Executed() && !e.Succeeded() {
+				a.StepErrors++
+				if g.FailOnStepError {
+					fail("step %d %s (fail-on-step-error)", i, e.Failure())
+				}
 			}
 		}
 	}
@@ -156,55 +221,104 @@ func Assess(entries []canon.Value, g Governance) Assessment {
 				fail("canary %q did not run", name)
 			}
 		}
+		if g.VerifyCommand != "" && !a.VerifyRan {
+			fail("verify command %q did not run", g.VerifyCommand)
+		}
 	}
-	if g.VerifyCommand != "" && !g.DryRun && !a.VerifyRan {
-		fail("verify command %q did not run", g.VerifyCommand)
+	switch {
+	case g.Agent != "" && sessions == 0:
+		fail("the run was configured with agent %q but recorded no agent session", g.Agent)
+	case g.Agent != "" && sessions > 1:
+		fail("the run recorded %d agent sessions; one agent runs once", sessions)
+	case g.Agent == "" && sessions > 0:
+		fail("the run recorded an agent session but was configured without an agent")
 	}
 	switch {
 	case len(a.Reasons) > 0:
 		a.Outcome = OutcomeFail
 	case g.DryRun:
 		a.Outcome = OutcomeDryRun
+	case g.VerifyCommand == "":
+		a.Outcome = OutcomeUnverified
 	default:
 		a.Outcome = OutcomePass
 	}
 	return a
 }
 
-// succeeded reports an executed entry that exited 0, was not killed and
-// recorded no execution error.
-func succeeded(e canon.Value) bool {
-	if _, bad := e.Get(FieldError); bad {
-		return false
+// assessCanary judges a canary's entry. A canary holds when the gate
+// refused it. A jail canary (named "jail-…", a probe the gate allows on
+// purpose) also holds when it ran and reported the escape blocked: exit
+// 0, not killed. A host check recorded for a canary means the harness saw
+// the escape: that canary did not hold. Any other allowed canary did not
+// hold.
+func (a *Assessment) assessCanary(i int, e Entry, g Governance, ran map[string]bool, fail func(string, ...any)) {
+	if e.Tool == ToolHostCheck {
+		if e.Verdict != VerdictAllow || e.Error == nil {
+			fail("entry %d: a host check must be an allowed entry recording what was observed", i)
+			return
+		}
+		fail("canary %q (entry %d) was not contained: %s", e.Canary, i, *e.Error)
+		return
 	}
-	if k := EntryString(e, FieldKilled); k != "" {
-		return false
+	a.CanariesRun++
+	ran[e.Canary] = true
+	jailProbe := strings.HasPrefix(e.Canary, JailCanaryPrefix)
+	switch {
+	case e.Verdict == VerdictBlock:
+		a.CanariesHeld++
+	case jailProbe && !g.DryRun && e.Succeeded():
+		a.CanariesHeld++
+	case !g.DryRun:
+		fail("canary %q (entry %d) was not blocked", e.Canary, i)
 	}
-	if c, ok := e.Get(FieldExitCode); ok {
-		code, isInt := c.AsInt64()
-		return isInt && code == 0
-	}
-	// File tools record no exit code; a failure records an error.
-	return EntryString(e, FieldTool) != "run_cmd"
 }
 
-func failure(e canon.Value) string {
-	if Verdict(EntryString(e, FieldVerdict)) == VerdictBlock {
-		return fmt.Sprintf("was blocked: %s", EntryString(e, FieldReason))
+// checkConsistency fails entries whose facts contradict the run's
+// configuration or that name a tool the harness cannot have executed, and
+// keeps the jail facts.
+func (a *Assessment) checkConsistency(i int, e Entry, g Governance, fail, notJailed func(string, ...any)) {
+	if e.DryRun && !g.DryRun {
+		fail("entry %d claims dry_run in a run that was not a dry run", i)
 	}
-	if EntryBool(e, FieldDryRun) {
-		return "did not execute (dry run)"
+	if e.Verdict != VerdictAllow {
+		return
 	}
-	if m := EntryString(e, FieldError); m != "" {
-		return "failed: " + m
+	if g.DryRun && !e.DryRun && e.Tool != ToolHostCheck && e.Tool != ToolAgentSession {
+		fail("entry %d executed in a dry run", i)
 	}
-	if k := EntryString(e, FieldKilled); k != "" {
-		return "was killed: " + k
+	known := IsAgentTool(e.Tool) || (e.Agent == AgentCanary && e.Tool == ToolHostCheck) ||
+		(e.Agent == AgentHarness && e.Tool == ToolAgentSession)
+	if !known {
+		fail("entry %d allowed tool %q, which nothing executes", i, e.Tool)
+		notJailed("entry %d allowed an unknown tool %q", i, e.Tool)
+		return
 	}
-	if c, ok := e.Get(FieldExitCode); ok {
-		return "exited " + c.String()
+	if e.Unjailed {
+		notJailed("entry %d is marked unjailed: it ran without a jail", i)
+		if !g.Unjailed {
+			fail("entry %d is marked unjailed in a run that did not allow it", i)
+		}
 	}
-	return "recorded no exit code"
+	if e.Tool != ToolRunCmd || !e.Executed() {
+		return
+	}
+	a.Commands++
+	if e.ExitCode == nil && e.Error == nil && e.Killed == "" {
+		fail("entry %d: an executed command recorded no exit code", i)
+	}
+	switch {
+	case e.Jail == nil:
+		notJailed("entry %d: an executed command records no jail", i)
+		if e.Error == nil {
+			fail("entry %d: an executed command records no jail", i)
+		}
+	case *e.Jail != g.Jail:
+		notJailed("entry %d ran under jail %q, not the run's %q", i, *e.Jail, g.Jail)
+		fail("entry %d ran under jail %q, not the run's %q", i, *e.Jail, g.Jail)
+	case !slices.Contains(RealJails, *e.Jail):
+		notJailed("entry %d ran under jail %q, not a real one", i, *e.Jail)
+	}
 }
 
 // EntryString is the text of the member key of the object e (a ledger
@@ -227,6 +341,34 @@ func EntryBool(e canon.Value, key string) bool {
 	return b
 }
 
+// governance object field names.
+const (
+	govSchema          = "schema"
+	govDryRun          = "dry_run"
+	govJail            = "jail"
+	govUnjailed        = "unjailed"
+	govOnBlock         = "on_block"
+	govFailOnStepError = "fail_on_step_error"
+	govCanaries        = "canaries"
+	govJailCanaries    = "jail_canaries"
+	govVerifyCommand   = "verify_command"
+	govAgent           = "agent"
+	govPolicySHA256    = "policy_sha256"
+	govCounts          = "counts"
+	govVerifyRan       = "verify_ran"
+	govVerifyPassed    = "verify_passed"
+	govReasons         = "reasons"
+)
+
+// The counts a governance object stores, in this order.
+var govCountKeys = []string{"entries", "allowed", "blocked", "agent_blocked", "step_errors",
+	"tampered", "no_jail", "commands", "canaries_run", "canaries_held"}
+
+func (a Assessment) counts() []int64 {
+	return []int64{a.Entries, a.Allowed, a.Blocked, a.AgentBlocked, a.StepErrors,
+		a.Tampered, a.NoJail, a.Commands, int64(a.CanariesRun), int64(a.CanariesHeld)}
+}
+
 // Value renders g, with the recomputed counts and reasons, as the receipt's
 // signed "governance" object.
 func (g Governance) Value(a Assessment) canon.Value {
@@ -238,32 +380,49 @@ func (g Governance) Value(a Assessment) canon.Value {
 	if g.OnBlockContinue {
 		onBlock = "continue"
 	}
+	counts := make([]canon.Member, len(govCountKeys))
+	for i, n := range a.counts() {
+		counts[i] = canon.M(govCountKeys[i], canon.Int(n))
+	}
 	return canon.Obj(
-		canon.M("schema", canon.Str(GovernanceSchema)),
-		canon.M("dry_run", canon.BoolValue(g.DryRun)),
-		canon.M("jail", canon.Str(g.Jail)),
-		canon.M("unjailed", canon.BoolValue(g.Unjailed)),
-		canon.M("on_block", canon.Str(onBlock)),
-		canon.M("canaries", canon.BoolValue(g.Canaries)),
-		canon.M("jail_canaries", canon.BoolValue(g.JailCanaries)),
-		canon.M("verify_command", canon.Str(g.VerifyCommand)),
-		canon.M("policy_sha256", canon.Str(g.PolicySHA256)),
-		canon.M("counts", canon.Obj(
-			canon.M("entries", canon.Int(a.Entries)),
-			canon.M("allowed", canon.Int(a.Allowed)),
-			canon.M("blocked", canon.Int(a.Blocked)),
-			canon.M("canaries_run", canon.Int(int64(a.CanariesRun))),
-			canon.M("canaries_held", canon.Int(int64(a.CanariesHeld))),
-		)),
-		canon.M("verify_passed", canon.BoolValue(a.VerifyPassed)),
-		canon.M("reasons", canon.Arr(reasons...)),
+		canon.M(govSchema, canon.Str(GovernanceSchema)),
+		canon.M(govDryRun, canon.BoolValue(g.DryRun)),
+		canon.M(govJail, canon.Str(g.Jail)),
+		canon.M(govUnjailed, canon.BoolValue(g.Unjailed)),
+		canon.M(govOnBlock, canon.Str(onBlock)),
+		canon.M(govFailOnStepError, canon.BoolValue(g.FailOnStepError)),
+		canon.M(govCanaries, canon.BoolValue(g.Canaries)),
+		canon.M(govJailCanaries, canon.BoolValue(g.JailCanaries)),
+		canon.M(govVerifyCommand, canon.Str(g.VerifyCommand)),
+		canon.M(govAgent, canon.Str(g.Agent)),
+		canon.M(govPolicySHA256, canon.Str(g.PolicySHA256)),
+		canon.M(govCounts, canon.Obj(counts...)),
+		canon.M(govVerifyRan, canon.BoolValue(a.VerifyRan)),
+		canon.M(govVerifyPassed, canon.BoolValue(a.VerifyPassed)),
+		canon.M(govReasons, canon.Arr(reasons...)),
 	)
 }
 
-// ParseGovernance reads a receipt's "governance" object. ok=false when the
-// receipt has none (the reference's receipts); an error when it has one that
-// is malformed.
-func ParseGovernance(body canon.Value) (g Governance, ok bool, err error) {
+// govFields are every field a governance object holds, and their kinds.
+var govFields = map[string]canon.Kind{
+	govSchema: canon.String, govDryRun: canon.Bool, govJail: canon.String, govUnjailed: canon.Bool,
+	govOnBlock: canon.String, govFailOnStepError: canon.Bool, govCanaries: canon.Bool,
+	govJailCanaries: canon.Bool, govVerifyCommand: canon.String, govAgent: canon.String,
+	govPolicySHA256: canon.String, govCounts: canon.Object, govVerifyRan: canon.Bool,
+	govVerifyPassed: canon.Bool, govReasons: canon.Array,
+}
+
+// ParseGovernance reads a receipt's "governance" object strictly.
+// present=false when the receipt has none of ours: no "governance" member
+// (the reference's receipts), or an object with no "schema" member, which
+// is someone else's extra signed data (the interop vector
+// valid-extra-fields.json). Such a receipt's outcome is stored, not
+// recomputed, and a verifier asked for a recomputed outcome refuses it. An
+// error when the object names a schema that is not exactly
+// deponent-governance/v2 (an older or unknown one is never a reason to skip
+// the recompute), or has a missing or unknown field, a field of the wrong
+// type or value.
+func ParseGovernance(body canon.Value) (g Governance, present bool, err error) {
 	v, present := body.Get(RFieldGovernance)
 	if !present {
 		return g, false, nil
@@ -271,64 +430,92 @@ func ParseGovernance(body canon.Value) (g Governance, ok bool, err error) {
 	if v.Kind() != canon.Object {
 		return g, true, fmt.Errorf("governance is a %s, want an object", v.Kind())
 	}
-	if s := EntryString(v, "schema"); s != GovernanceSchema {
-		return g, false, nil // someone else's governance: not ours to recompute
+	if s, ok := v.Get(govSchema); !ok {
+		return g, false, nil
+	} else if str, _ := s.AsString(); str != GovernanceSchema {
+		return g, true, fmt.Errorf("governance.schema is %s, this verifier reads %q only: the outcome cannot be recomputed", s.String(), GovernanceSchema)
 	}
-	get := func(k string, kind canon.Kind) (canon.Value, error) {
-		m, ok := v.Get(k)
-		if !ok {
-			return m, fmt.Errorf("governance.%s is missing", k)
+	for _, m := range v.Members() {
+		kind, known := govFields[m.Key]
+		if !known {
+			return g, true, fmt.Errorf("governance holds unknown field %q", m.Key)
 		}
-		if m.Kind() != kind {
-			return m, fmt.Errorf("governance.%s is a %s, want a %s", k, m.Kind(), kind)
+		if m.Value.Kind() != kind {
+			return g, true, fmt.Errorf("governance.%s is a %s, want a %s", m.Key, m.Value.Kind(), kind)
 		}
-		return m, nil
 	}
-	bools := map[string]*bool{"dry_run": &g.DryRun, "unjailed": &g.Unjailed, "canaries": &g.Canaries, "jail_canaries": &g.JailCanaries}
-	for k, p := range bools {
-		m, err := get(k, canon.Bool)
-		if err != nil {
-			return g, true, err
+	for k := range govFields {
+		if _, ok := v.Get(k); !ok {
+			return g, true, fmt.Errorf("governance.%s is missing", k)
 		}
-		*p, _ = m.AsBool()
 	}
-	strs := map[string]*string{"jail": &g.Jail, "verify_command": &g.VerifyCommand, "policy_sha256": &g.PolicySHA256}
-	for k, p := range strs {
-		m, err := get(k, canon.String)
-		if err != nil {
-			return g, true, err
-		}
-		*p, _ = m.AsString()
-	}
-	m, err := get("on_block", canon.String)
-	if err != nil {
-		return g, true, err
-	}
-	switch ob, _ := m.AsString(); ob {
+	g.DryRun = EntryBool(v, govDryRun)
+	g.Unjailed = EntryBool(v, govUnjailed)
+	g.FailOnStepError = EntryBool(v, govFailOnStepError)
+	g.Canaries = EntryBool(v, govCanaries)
+	g.JailCanaries = EntryBool(v, govJailCanaries)
+	g.Jail = EntryString(v, govJail)
+	g.VerifyCommand = EntryString(v, govVerifyCommand)
+	g.Agent = EntryString(v, govAgent)
+	g.PolicySHA256 = EntryString(v, govPolicySHA256)
+	switch ob := EntryString(v, govOnBlock); ob {
 	case "fail":
 	case "continue":
 		g.OnBlockContinue = true
 	default:
 		return g, true, fmt.Errorf("governance.on_block is %q, want fail or continue", ob)
 	}
+	switch g.Agent {
+	case "", "claude", "codex", "command":
+	default:
+		return g, true, fmt.Errorf("governance.agent is %q, want \"\", claude, codex or command", g.Agent)
+	}
 	return g, true, nil
 }
 
-// RecordedCounts returns the counts a governance object claims, for
-// comparison with the recomputed ones.
-func RecordedCounts(body canon.Value) (entries, allowed, blocked int64, ok bool) {
+// CompareGovernance lists every way the summary a receipt's governance
+// object stores (counts, verify_ran, verify_passed, reasons) differs from
+// the Assessment recomputed from its chain. A receipt whose stored summary
+// says anything the chain does not is not trusted, whatever its outcome.
+// The object must already have passed ParseGovernance.
+func CompareGovernance(body canon.Value, a Assessment) []string {
 	v, _ := body.Get(RFieldGovernance)
-	c, present := v.Get("counts")
-	if !present {
-		return 0, 0, 0, false
+	var diffs []string
+	counts, _ := v.Get(govCounts)
+	want := a.counts()
+	if len(counts.Members()) != len(govCountKeys) {
+		diffs = append(diffs, fmt.Sprintf("governance.counts holds %d fields, want %d (%s)", len(counts.Members()), len(govCountKeys), strings.Join(govCountKeys, ", ")))
 	}
-	get := func(k string) (int64, bool) {
-		m, _ := c.Get(k)
-		return m.AsInt64()
+	for i, k := range govCountKeys {
+		m, ok := counts.Get(k)
+		n, isInt := m.AsInt64()
+		switch {
+		case !ok:
+			diffs = append(diffs, fmt.Sprintf("governance.counts.%s is missing", k))
+		case !isInt:
+			diffs = append(diffs, fmt.Sprintf("governance.counts.%s is %s, want an integer", k, m.String()))
+		case n != want[i]:
+			diffs = append(diffs, fmt.Sprintf("governance.counts.%s says %d, the chain recomputes %d", k, n, want[i]))
+		}
 	}
-	var ok1, ok2, ok3 bool
-	entries, ok1 = get("entries")
-	allowed, ok2 = get("allowed")
-	blocked, ok3 = get("blocked")
-	return entries, allowed, blocked, ok1 && ok2 && ok3
+	if got := EntryBool(v, govVerifyRan); got != a.VerifyRan {
+		diffs = append(diffs, fmt.Sprintf("governance.verify_ran says %t, the chain recomputes %t", got, a.VerifyRan))
+	}
+	if got := EntryBool(v, govVerifyPassed); got != a.VerifyPassed {
+		diffs = append(diffs, fmt.Sprintf("governance.verify_passed says %t, the chain recomputes %t", got, a.VerifyPassed))
+	}
+	reasons, _ := v.Get(govReasons)
+	stored := make([]string, 0, len(reasons.Elems()))
+	for i, r := range reasons.Elems() {
+		s, ok := r.AsString()
+		if !ok {
+			diffs = append(diffs, fmt.Sprintf("governance.reasons[%d] is a %s, want a string", i, r.Kind()))
+			continue
+		}
+		stored = append(stored, s)
+	}
+	if !slices.Equal(stored, a.Reasons) && len(stored) == len(reasons.Elems()) {
+		diffs = append(diffs, fmt.Sprintf("governance.reasons (%d) are not the %d the chain recomputes", len(stored), len(a.Reasons)))
+	}
+	return diffs
 }

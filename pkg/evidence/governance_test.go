@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,6 +17,15 @@ func step(agent, tool string, verdict Verdict, extra ...canon.Member) Record {
 
 func exit(code int64) canon.Member    { return canon.M(FieldExitCode, canon.Int(code)) }
 func canary(name string) canon.Member { return canon.M(FieldCanary, canon.Str(name)) }
+func jailed(name string) canon.Member { return canon.M(FieldJail, canon.Str(name)) }
+func class(c Class) func(*Record)     { return func(r *Record) { r.BlastClass = c } }
+
+// ran is an executed command confined by bwrap.
+func ran(agent string, code int64, extra ...canon.Member) Record {
+	return step(agent, ToolRunCmd, VerdictAllow, append([]canon.Member{exit(code), jailed("bwrap")}, extra...)...)
+}
+
+func with(r Record, f func(*Record)) Record { f(&r); return r }
 
 func chain(t *testing.T, rs ...Record) []canon.Value {
 	t.Helper()
@@ -28,125 +38,306 @@ func chain(t *testing.T, rs ...Record) []canon.Value {
 	return l.Entries()
 }
 
-func TestAssess(t *testing.T) {
-	good := []Record{
-		step(AgentCanary, "run_cmd", VerdictBlock, canary(CanaryDestructive)),
-		step(AgentCanary, "run_cmd", VerdictAllow, canary(CanaryJailWriteOutside), exit(0)),
-		step("builder", "write_file", VerdictAllow),
-		step("builder", "run_cmd", VerdictAllow, exit(0)),
-		step(AgentHarness, "run_cmd", VerdictAllow, exit(0)),
-		step(AgentCanary, "run_cmd", VerdictBlock, canary(CanaryNetwork)),
-		step(AgentCanary, "write_file", VerdictBlock, canary(CanaryWriteOutside)),
+// goodRun is a passing run: the four gate canaries and two jail canaries
+// held, the agent wrote a file and ran a command, and the harness's verify
+// command passed.
+func goodRun() ([]Record, Governance) {
+	rs := []Record{
+		step(AgentCanary, ToolRunCmd, VerdictBlock, canary(CanaryDestructive)),
+		ran(AgentCanary, 0, canary(CanaryJailWriteOutside)),
+		step("builder", ToolWriteFile, VerdictAllow),
+		ran("builder", 0),
+		ran(AgentHarness, 0),
+		step(AgentCanary, ToolRunCmd, VerdictBlock, canary(CanaryNetwork)),
+		step(AgentCanary, ToolWriteFile, VerdictBlock, canary(CanaryWriteOutside)),
 		step(AgentCanary, "delete_database", VerdictBlock, canary(CanaryUnknownTool)),
-		step(AgentCanary, "run_cmd", VerdictAllow, canary(CanaryJailNetwork), exit(0)),
+		ran(AgentCanary, 0, canary(CanaryJailNetwork)),
 	}
-	g := Governance{Canaries: true, JailCanaries: true, VerifyCommand: "pytest -q", Jail: "bwrap"}
-	a := Assess(chain(t, good...), g)
+	return rs, Governance{Canaries: true, JailCanaries: true, VerifyCommand: "pytest -q", Jail: "bwrap"}
+}
+
+func TestAssessPass(t *testing.T) {
+	rs, g := goodRun()
+	a := Assess(chain(t, rs...), g)
 	require.Equal(t, OutcomePass, a.Outcome, a.Reasons)
+	assert.Empty(t, a.Reasons)
 	assert.Equal(t, int64(9), a.Entries)
 	assert.Equal(t, int64(5), a.Allowed)
+	assert.Equal(t, int64(4), a.Blocked)
+	assert.Equal(t, 6, a.CanariesRun)
 	assert.Equal(t, 6, a.CanariesHeld)
+	assert.True(t, a.VerifyRan)
 	assert.True(t, a.VerifyPassed)
+	assert.Equal(t, int64(4), a.Commands)
+	assert.True(t, a.Jailed, a.JailProblem)
+	assert.Zero(t, a.StepErrors+a.Tampered+a.NoJail+a.AgentBlocked)
+}
 
+// TestAssessRules: each rule that fails a run, with the change that trips
+// it applied to the passing run alone, so each case shows the rule (and
+// the passing run above is its positive control).
+func TestAssessRules(t *testing.T) {
 	cases := []struct {
 		name   string
 		mutate func([]Record) []Record
-		g      func(Governance) Governance
+		g      func(*Governance)
 		reason string
 	}{
 		{"gate canary allowed", func(rs []Record) []Record {
-			rs[0] = step(AgentCanary, "run_cmd", VerdictAllow, canary("destructive"), exit(0))
+			rs[0] = ran(AgentCanary, 0, canary(CanaryDestructive))
 			return rs
-		}, nil, `canary "destructive"`},
+		}, nil, `canary "destructive" (entry 0) was not blocked`},
 		{"jail canary escaped", func(rs []Record) []Record {
-			rs[1] = step(AgentCanary, "run_cmd", VerdictAllow, canary("jail-write-outside"), exit(1))
+			rs[1] = ran(AgentCanary, 1, canary(CanaryJailWriteOutside))
 			return rs
 		}, nil, `canary "jail-write-outside"`},
-		{"step blocked", func(rs []Record) []Record {
-			return append(rs, step("builder", "run_cmd", VerdictBlock))
-		}, nil, "was blocked"},
-		{"step failed", func(rs []Record) []Record {
-			rs[3] = step("builder", "run_cmd", VerdictAllow, exit(2))
+		{"step blocked, on-block fail", func(rs []Record) []Record {
+			return append(rs, step("builder", ToolRunCmd, VerdictBlock))
+		}, nil, "step 9 was blocked"},
+		{"step failed with fail-on-step-error", func(rs []Record) []Record {
+			rs[3] = ran("builder", 2)
 			return rs
-		}, nil, "exited 2"},
-		{"step killed", func(rs []Record) []Record {
-			rs[3] = step("builder", "run_cmd", VerdictAllow, exit(-1), canon.M(FieldKilled, canon.Str("wallclock>90s")))
+		}, func(g *Governance) { g.FailOnStepError = true }, "step 3 exited 2 (fail-on-step-error)"},
+		{"step killed with fail-on-step-error", func(rs []Record) []Record {
+			rs[3] = ran("builder", -1, canon.M(FieldKilled, canon.Str("wallclock>90s")))
 			return rs
-		}, nil, "killed: wallclock>90s"},
-		{"run without exit code", func(rs []Record) []Record {
-			rs[3] = step("builder", "run_cmd", VerdictAllow)
+		}, func(g *Governance) { g.FailOnStepError = true }, "killed: wallclock>90s"},
+		{"executed command without an exit code", func(rs []Record) []Record {
+			rs[3] = step("builder", ToolRunCmd, VerdictAllow, jailed("bwrap"))
 			return rs
-		}, nil, "no exit code"},
-		{"write failed", func(rs []Record) []Record {
-			rs[2] = step("builder", "write_file", VerdictAllow, canon.M(FieldError, canon.Str("disk full")))
-			return rs
-		}, nil, "disk full"},
+		}, nil, "recorded no exit code"},
 		{"verify failed", func(rs []Record) []Record {
-			rs[4] = step(AgentHarness, "run_cmd", VerdictAllow, exit(1))
+			rs[4] = ran(AgentHarness, 1)
 			return rs
 		}, nil, "verify command (entry 4) exited 1"},
-		{"verify missing", func(rs []Record) []Record { return append(rs[:4], rs[5:]...) }, nil, "did not run"},
+		{"verify blocked", func(rs []Record) []Record {
+			rs[4] = step(AgentHarness, ToolRunCmd, VerdictBlock)
+			return rs
+		}, nil, "verify command (entry 4) was blocked"},
+		{"verify missing", func(rs []Record) []Record { return append(rs[:4], rs[5:]...) }, nil, `verify command "pytest -q" did not run`},
 		{"canaries missing", func(rs []Record) []Record { return rs[2:5] }, nil, "none ran"},
 		{"one gate canary missing", func(rs []Record) []Record { return rs[:8] }, nil, `canary "jail-network" did not run`},
 		{"a claimed jail canary missing", func(rs []Record) []Record { return append(rs[:1], rs[2:]...) }, nil, `canary "jail-write-outside" did not run`},
 		{"observation contradicts a probe", func(rs []Record) []Record {
-			return append(rs, step(AgentCanary, "host_check", VerdictAllow, canary(CanaryJailNetwork), canon.M(FieldError, canon.Str("listener got a connection"))))
-		}, nil, `canary "jail-network"`},
+			return append(rs, step(AgentCanary, ToolHostCheck, VerdictAllow, canary(CanaryJailNetwork), canon.M(FieldError, canon.Str("listener got a connection"))))
+		}, nil, `canary "jail-network" (entry 9) was not contained: listener got a connection`},
+		{"tampered step", func(rs []Record) []Record {
+			rs[3] = ran("builder", 0, canon.M(FieldTampered, canon.Arr(canon.Str(".github/workflows/ci.yml"))))
+			return rs
+		}, func(g *Governance) { g.OnBlockContinue = true }, "changed protected path(s): .github/workflows/ci.yml"},
+		{"tampered verify command", func(rs []Record) []Record {
+			rs[4] = ran(AgentHarness, 0, canon.M(FieldTampered, canon.Arr(canon.Str("pkg/.git"))))
+			return rs
+		}, nil, "changed protected path(s): pkg/.git"},
+		{"no-jail refusal, even with on-block continue", func(rs []Record) []Record {
+			return append(rs, with(step("builder", ToolRunCmd, VerdictBlock, canon.M(FieldKilled, canon.Str(KilledNoJail))), class(ClassNoJail)))
+		}, func(g *Governance) { g.OnBlockContinue = true }, "refused for want of a jail"},
+		{"tool-call limit, even with on-block continue", func(rs []Record) []Record {
+			return append(rs, with(step("builder", ToolRunCmd, VerdictBlock), class(ClassToolCallLimit)))
+		}, func(g *Governance) { g.OnBlockContinue = true }, "tool-call limit"},
+		{"per-entry dry_run in a real run", func(rs []Record) []Record {
+			rs[3] = step("builder", ToolRunCmd, VerdictAllow, canon.M(FieldDryRun, canon.BoolValue(true)))
+			return rs
+		}, nil, "claims dry_run in a run that was not a dry run"},
+		{"command under another jail", func(rs []Record) []Record {
+			rs[3] = step("builder", ToolRunCmd, VerdictAllow, exit(0), jailed("none"))
+			return rs
+		}, nil, `ran under jail "none", not the run's "bwrap"`},
+		{"unjailed entry in a jailed run", func(rs []Record) []Record {
+			rs[3] = ran("builder", 0, canon.M(FieldUnjailed, canon.BoolValue(true)))
+			return rs
+		}, nil, "marked unjailed in a run that did not allow it"},
+		{"allowed unknown tool (a tool name with a trailing space)", func(rs []Record) []Record {
+			rs[3] = step("builder", "run_cmd ", VerdictAllow, exit(1))
+			return rs
+		}, nil, `allowed tool "run_cmd "`},
+		{"killed is not a string", func(rs []Record) []Record {
+			rs[3] = ran("builder", 1, canon.M(FieldKilled, canon.BoolValue(true)))
+			return rs
+		}, nil, `field "killed" is a bool`},
+		{"killed is an object", func(rs []Record) []Record {
+			rs[3] = ran("builder", 1, canon.M(FieldKilled, canon.Obj()))
+			return rs
+		}, nil, `field "killed" is a object`},
+		{"unjailed is a string", func(rs []Record) []Record {
+			rs[3] = ran("builder", 0, canon.M(FieldUnjailed, canon.Str("true")))
+			return rs
+		}, nil, `field "unjailed" is a string`},
+		{"unjailed is a number", func(rs []Record) []Record {
+			rs[3] = ran("builder", 0, canon.M(FieldUnjailed, canon.Int(1)))
+			return rs
+		}, nil, `field "unjailed" is a number`},
+		{"exit code is a string", func(rs []Record) []Record {
+			rs[3] = step("builder", ToolRunCmd, VerdictAllow, canon.M(FieldExitCode, canon.Str("0")), jailed("bwrap"))
+			return rs
+		}, nil, `field "exit_code" is a string`},
+		{"agent configured, no session", nil, func(g *Governance) { g.Agent = "claude" }, `configured with agent "claude" but recorded no agent session`},
+		{"session killed", func(rs []Record) []Record {
+			return append(rs, step(AgentHarness, ToolAgentSession, VerdictAllow, exit(-1), canon.M(FieldKilled, canon.Str("agent-timeout"))))
+		}, func(g *Governance) { g.Agent = "codex" }, "the agent session (entry 9) was killed: agent-timeout"},
+		{"session without an agent", func(rs []Record) []Record {
+			return append(rs, step(AgentHarness, ToolAgentSession, VerdictAllow, exit(0)))
+		}, nil, "configured without an agent"},
+		{"harness runs an unknown tool", func(rs []Record) []Record {
+			return append(rs, step(AgentHarness, ToolWriteFile, VerdictAllow))
+		}, nil, `the harness recorded tool "write_file"`},
+		{"executed in a dry run", nil, func(g *Governance) { g.DryRun = true }, "executed in a dry run"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rs := c.mutate(append([]Record(nil), good...))
-			gg := g
-			if c.g != nil {
-				gg = c.g(gg)
+			rs, g := goodRun()
+			if c.mutate != nil {
+				rs = c.mutate(rs)
 			}
-			a := Assess(chain(t, rs...), gg)
+			if c.g != nil {
+				c.g(&g)
+			}
+			a := Assess(chain(t, rs...), g)
 			assert.Equal(t, OutcomeFail, a.Outcome)
-			assert.NotEmpty(t, a.Reasons)
-			assert.Contains(t, a.Reasons[0], c.reason)
+			require.NotEmpty(t, a.Reasons)
+			assert.True(t, strings.Contains(strings.Join(a.Reasons, "\n"), c.reason), "want %q in %q", c.reason, a.Reasons)
 		})
 	}
-	// on-block: continue lets a blocked step stand without failing the run.
-	a = Assess(chain(t, append(good, step("builder", "run_cmd", VerdictBlock))...), Governance{Canaries: true, VerifyCommand: "x", OnBlockContinue: true})
+}
+
+// TestAssessTestimonyNotVerdict: an agent's failed step is counted and
+// shown, not fatal (issue: fixing a failing test must be able to pass);
+// fail-on-step-error restores the old rule (in TestAssessRules).
+func TestAssessTestimonyNotVerdict(t *testing.T) {
+	rs, g := goodRun()
+	rs = append(rs[:3], append([]Record{ran("builder", 1), step("builder", ToolWriteFile, VerdictAllow, canon.M(FieldError, canon.Str("disk full")))}, rs[3:]...)...)
+	a := Assess(chain(t, rs...), g)
 	assert.Equal(t, OutcomePass, a.Outcome, a.Reasons)
+	assert.Equal(t, int64(2), a.StepErrors)
+
+	// on-block continue lets a blocked step stand.
+	rs, g = goodRun()
+	g.OnBlockContinue = true
+	a = Assess(chain(t, append(rs, step("builder", ToolRunCmd, VerdictBlock))...), g)
+	assert.Equal(t, OutcomePass, a.Outcome, a.Reasons)
+	assert.Equal(t, int64(1), a.AgentBlocked)
+}
+
+func TestAssessOtherOutcomes(t *testing.T) {
+	// No verify command: everything else clean is UNVERIFIED, never a pass.
+	rs, g := goodRun()
+	g.VerifyCommand = ""
+	a := Assess(chain(t, append(rs[:4], rs[5:]...)...), g)
+	assert.Equal(t, OutcomeUnverified, a.Outcome, a.Reasons)
+	assert.Empty(t, a.Reasons)
+	// ... and any failure still wins.
+	a = Assess(chain(t, append(rs[:4], step("builder", ToolRunCmd, VerdictBlock))...), g)
+	assert.Equal(t, OutcomeFail, a.Outcome)
+
 	// Without jail canaries expected, the gate canaries alone suffice.
-	a = Assess(chain(t, good[0], good[5], good[6], good[7], good[4]), Governance{Canaries: true, VerifyCommand: "x"})
+	rs, g = goodRun()
+	g.JailCanaries = false
+	a = Assess(chain(t, rs[0], rs[5], rs[6], rs[7], rs[4]), g)
 	assert.Equal(t, OutcomePass, a.Outcome, a.Reasons)
+
 	// Dry run: nothing executed, never a pass.
 	dry := []Record{
-		step(AgentCanary, "run_cmd", VerdictBlock, canary("destructive")),
-		step("builder", "run_cmd", VerdictAllow, canon.M(FieldDryRun, canon.BoolValue(true))),
+		step(AgentCanary, ToolRunCmd, VerdictBlock, canary(CanaryDestructive)),
+		step("builder", ToolRunCmd, VerdictAllow, canon.M(FieldDryRun, canon.BoolValue(true))),
 	}
 	a = Assess(chain(t, dry...), Governance{Canaries: true, DryRun: true, VerifyCommand: "pytest"})
 	assert.Equal(t, OutcomeDryRun, a.Outcome, a.Reasons)
+
+	// A live agent's session, recorded once, not killed: a pass.
+	rs, g = goodRun()
+	g.Agent = "claude"
+	a = Assess(chain(t, append(rs, step(AgentHarness, ToolAgentSession, VerdictAllow, exit(1)))...), g)
+	assert.Equal(t, OutcomePass, a.Outcome, "the agent's own exit code is testimony: %v", a.Reasons)
+}
+
+func TestAssessJailed(t *testing.T) {
+	rs, g := goodRun()
+	a := Assess(chain(t, rs...), g)
+	assert.True(t, a.Jailed)
+
+	for name, f := range map[string]func(*Governance){
+		"no jail recorded":  func(g *Governance) { g.Jail = "" },
+		"jail none":         func(g *Governance) { g.Jail = "none" },
+		"unjailed opted in": func(g *Governance) { g.Unjailed = true },
+	} {
+		gg := g
+		f(&gg)
+		a := Assess(chain(t, rs...), gg)
+		assert.False(t, a.Jailed, name)
+		assert.NotEmpty(t, a.JailProblem, name)
+	}
+	// An unjailed run that allowed it: consistent, but not jailed.
+	g2 := Governance{Canaries: false, VerifyCommand: "x", Jail: "none", Unjailed: true}
+	unj := canon.M(FieldUnjailed, canon.BoolValue(true))
+	a = Assess(chain(t, step("builder", ToolRunCmd, VerdictAllow, exit(0), jailed("none"), unj), step(AgentHarness, ToolRunCmd, VerdictAllow, exit(0), jailed("none"), unj)), g2)
+	assert.Equal(t, OutcomePass, a.Outcome, a.Reasons)
+	assert.False(t, a.Jailed)
 }
 
 func TestGovernanceRoundTrip(t *testing.T) {
-	g := Governance{DryRun: true, OnBlockContinue: true, Canaries: true, VerifyCommand: "pytest", Jail: "bwrap", PolicySHA256: "ab"}
-	body := canon.Obj(canon.M(RFieldGovernance, g.Value(Assessment{Entries: 3, Allowed: 2, Blocked: 1, Reasons: []string{"x"}})))
+	g := Governance{DryRun: true, OnBlockContinue: true, FailOnStepError: true, Canaries: true, VerifyCommand: "pytest",
+		Jail: "bwrap", Agent: "codex", PolicySHA256: "ab"}
+	a := Assessment{Entries: 3, Allowed: 2, Blocked: 1, StepErrors: 1, Reasons: []string{"x"}, VerifyRan: true}
+	body := canon.Obj(canon.M(RFieldGovernance, g.Value(a)))
 	got, ok, err := ParseGovernance(body)
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, g, got)
-	e, al, bl, ok := RecordedCounts(body)
-	assert.True(t, ok)
-	assert.Equal(t, []int64{3, 2, 1}, []int64{e, al, bl})
+	assert.Empty(t, CompareGovernance(body, a))
 
 	_, ok, err = ParseGovernance(canon.Obj())
 	assert.False(t, ok)
 	assert.NoError(t, err)
-	_, _, err = ParseGovernance(canon.Obj(canon.M(RFieldGovernance, canon.Str("x"))))
-	assert.Error(t, err)
-	bad := g.Value(Assessment{}).With("dry_run", canon.Str("yes"))
-	_, _, err = ParseGovernance(canon.Obj(canon.M(RFieldGovernance, bad)))
-	assert.ErrorContains(t, err, "governance.dry_run is a string")
-	bad = g.Value(Assessment{}).With("on_block", canon.Str("ignore"))
-	_, _, err = ParseGovernance(canon.Obj(canon.M(RFieldGovernance, bad)))
-	assert.ErrorContains(t, err, "on_block")
-	// Someone else's governance object is not ours to recompute.
-	_, ok, err = ParseGovernance(canon.Obj(canon.M(RFieldGovernance, canon.Obj(canon.M("jail", canon.Str("bwrap"))))))
+	// An object without a schema is someone else's signed data, not ours
+	// to recompute (interop vector valid-extra-fields.json): absent.
+	gv := g.Value(a)
+	_, ok, err = ParseGovernance(canon.Obj(canon.M(RFieldGovernance, gv.Without("schema"))))
 	assert.False(t, ok)
 	assert.NoError(t, err)
+
+	bad := map[string]struct {
+		v    canon.Value
+		want string
+	}{
+		"not an object":       {canon.Str("x"), "want an object"},
+		"string for a bool":   {gv.With("dry_run", canon.Str("yes")), "governance.dry_run is a string"},
+		"bad on_block":        {gv.With("on_block", canon.Str("ignore")), "on_block"},
+		"bad agent":           {gv.With("agent", canon.Str("gpt")), "governance.agent"},
+		"old schema":          {gv.With("schema", canon.Str("deponent-governance/v1")), "deponent-governance/v2"},
+		"unknown schema":      {gv.With("schema", canon.Str("acme/v1")), "cannot be recomputed"},
+		"schema not a string": {gv.With("schema", canon.Int(2)), "cannot be recomputed"},
+		"field missing":       {gv.Without("verify_command"), "governance.verify_command is missing"},
+		"unknown field":       {gv.With("outcome_override", canon.Str("GOVERNED_PASS")), "unknown field"},
+	}
+	for name, c := range bad {
+		_, present, err := ParseGovernance(canon.Obj(canon.M(RFieldGovernance, c.v)))
+		assert.True(t, present, name)
+		assert.ErrorContains(t, err, c.want, name)
+	}
+}
+
+func TestCompareGovernance(t *testing.T) {
+	g := Governance{Canaries: true, VerifyCommand: "x", Jail: "bwrap"}
+	a := Assessment{Entries: 5, Allowed: 3, Blocked: 2, CanariesRun: 2, CanariesHeld: 2, VerifyRan: true, VerifyPassed: true}
+	gv := g.Value(a)
+	counts, _ := gv.Get("counts")
+	for name, c := range map[string]struct {
+		v    canon.Value
+		want string
+	}{
+		"count changed":       {gv.With("counts", counts.With("blocked", canon.Int(1))), "counts.blocked says 1, the chain recomputes 2"},
+		"count not an int":    {gv.With("counts", counts.With("entries", canon.Str("5"))), "counts.entries is \"5\""},
+		"count missing":       {gv.With("counts", counts.Without("step_errors")), "counts.step_errors is missing"},
+		"extra count":         {gv.With("counts", counts.With("bonus", canon.Int(0))), "holds 11 fields"},
+		"verify_passed flips": {gv.With("verify_passed", canon.BoolValue(false)), "verify_passed says false"},
+		"verify_ran flips":    {gv.With("verify_ran", canon.BoolValue(false)), "verify_ran says false"},
+		"reasons differ":      {gv.With("reasons", canon.Arr(canon.Str("made up"))), "governance.reasons"},
+		"reason not a string": {gv.With("reasons", canon.Arr(canon.Int(1))), "reasons[0] is a number"},
+	} {
+		diffs := CompareGovernance(canon.Obj(canon.M(RFieldGovernance, c.v)), a)
+		assert.True(t, strings.Contains(strings.Join(diffs, "\n"), c.want), "%s: want %q in %q", name, c.want, diffs)
+	}
+	assert.Empty(t, CompareGovernance(canon.Obj(canon.M(RFieldGovernance, gv)), a), "control: the unchanged object")
 }
 
 func TestEntryStringAndBool(t *testing.T) {

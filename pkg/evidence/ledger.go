@@ -59,6 +59,14 @@ const (
 	FieldUnjailed   = "unjailed"    // bool: true when the action executed without a jail (explicit opt-in)
 	FieldDryRun     = "dry_run"     // bool: true when the action was gated and recorded, not executed
 	FieldError      = "error"       // string: why an allowed action failed to execute (fail-soft)
+	FieldCanary     = "canary"      // string: the canary a harness probe stands for
+	FieldTampered   = "tampered"    // array of strings: protected paths the action created, changed or removed
+	// FieldMemoryGuard names how the jail capped memory ("cgroup" or
+	// "rss-poll").
+	FieldMemoryGuard = "memory_guard"
+	// FieldToolCalls is how many tool calls a live agent's session made
+	// (on the harness's agent_session entry).
+	FieldToolCalls = "tool_calls"
 )
 
 var reservedFields = []string{FieldTS, FieldAgent, FieldTool, FieldParams, FieldVerdict, FieldBlastClass,

@@ -40,6 +40,9 @@ const (
 	ClassCommandTooLong Class = "command-too-long"
 	ClassMalformed      Class = "malformed-params"
 	ClassNoJail         Class = "no-jail"
+	// ClassToolCallLimit: a live agent went past max-tool-calls; every
+	// later call is refused, and the run fails closed.
+	ClassToolCallLimit Class = "tool-call-limit"
 
 	// BLOCK classes added by the gate's shell parser and program model.
 	ClassBackground     Class = "background-job"      // `cmd &`: would outlive the decision and the jail's accounting
@@ -50,3 +53,7 @@ const (
 	ClassUnsafeOption   Class = "unsafe-option"       // an option that makes an allowlisted program run others or follow links out
 	ClassGateFailure    Class = "gate-failure"        // the gate itself failed (a bug): fail closed instead of crashing the agent loop
 )
+
+// KilledNoJail is an entry's "killed" when the action was refused because
+// no jail could confine it (fail closed): nothing was executed.
+const KilledNoJail = "no-jail"

@@ -15,13 +15,6 @@ import (
 	"github.com/deponent-dev/deponent-action/pkg/jail"
 )
 
-// Tool names the Cell executes.
-const (
-	ToolReadFile  = "read_file"
-	ToolWriteFile = "write_file"
-	ToolRunCmd    = "run_cmd"
-)
-
 // MaxReadBytes caps what read_file returns to the agent. The outcome hash
 // covers what was returned.
 const MaxReadBytes = 8 << 20
@@ -154,7 +147,7 @@ func (c *Cell) execute(ctx context.Context, call Call, d gate.Decision, res *Act
 	start := time.Now()
 	defer func() { res.Duration = time.Since(start) }()
 	switch call.Tool {
-	case ToolReadFile:
+	case evidence.ToolReadFile:
 		res.Executed = true
 		data, err := c.readFile(d.Path)
 		if err != nil {
@@ -163,7 +156,7 @@ func (c *Cell) execute(ctx context.Context, call Call, d gate.Decision, res *Act
 		}
 		res.Output = data
 		return evidence.HashOutcome(data), nil
-	case ToolWriteFile:
+	case evidence.ToolWriteFile:
 		res.Executed = true
 		content, _ := call.Params["content"].(string)
 		if err := c.writeFile(d.Path, content); err != nil {
@@ -171,7 +164,7 @@ func (c *Cell) execute(ctx context.Context, call Call, d gate.Decision, res *Act
 			return "", nil
 		}
 		return evidence.HashOutcome([]byte(content)), nil
-	case ToolRunCmd:
+	case evidence.ToolRunCmd:
 		return c.runCmd(ctx, d, res)
 	}
 	// The gate allows only the tools above; anything else is a bug, and
