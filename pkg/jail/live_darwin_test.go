@@ -35,3 +35,9 @@ func processesMatching(t testing.TB, marker string) []int {
 	}
 	return pids
 }
+
+// ownProcessProbe prints OWN-PROCESS-SEEN when ps can see the step's own
+// shell: the in-jail control of otherProcessProbe.
+func ownProcessProbe() string {
+	return `ps -ww -p $$ -o pid= | grep -q "$$" && echo OWN-PROCESS-SEEN`
+}
