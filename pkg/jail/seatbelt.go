@@ -239,14 +239,11 @@ func seatbeltProfile(in seatbeltInputs) (string, []sbplParam, error) {
 	const readOps = "file-read* file-map-executable"
 	w.line("; reads: the system, none of the hidden areas, then what the step needs")
 	w.line("(allow " + readOps + ")")
-	var hide []string
+	hidden := append([]string(nil), seatbeltHidden...)
 	if in.home != "" {
-		hide = append(hide, w.regex("HIDE", subtreeRegex(in.home)))
+		hidden = append([]string{in.home}, hidden...)
 	}
-	for _, h := range seatbeltHidden {
-		hide = append(hide, w.regex("HIDE", subtreeRegex(h)))
-	}
-	w.rule("deny "+readOps, hide)
+	w.rule("deny "+readOps, w.anyOf("HIDE", hidden, "(/|$)"))
 	readable := append([]string{in.sandbox, in.runDir}, in.exposed...)
 	var reopen []string
 	for _, r := range readable {
@@ -303,18 +300,11 @@ func seatbeltProfile(in seatbeltInputs) (string, []sbplParam, error) {
 	}
 	w.rule("deny file-write*", protect)
 	w.line("(deny file-link file-clone)")
-	var secret []string
-	for _, s := range append(append([]string(nil), in.secrets...), seatbeltRootSecrets...) {
-		secret = append(secret, w.regex("SECRET", subtreeRegex(s)))
-	}
+	secret := w.anyOf("SECRET", append(append([]string(nil), in.secrets...), seatbeltRootSecrets...), "(/|$)")
 	secret = append(secret, w.regex("SECRET", "^"+foldPattern("/private/etc/ssh/ssh_host_")+"[^/]*"+foldPattern("_key")+"$"))
 	secret = append(secret, `(regex #"^/dev/(pty|ptmx|tty.)")`)
 	w.rule("deny "+readOps+" file-write*", secret)
-	var noexec []string
-	for _, p := range seatbeltNoExec {
-		noexec = append(noexec, w.regex("NOEXEC", "^"+foldPattern(p)+"$"))
-	}
-	w.rule("deny process-exec*", noexec)
+	w.rule("deny process-exec*", w.anyOf("NOEXEC", seatbeltNoExec, "$"))
 	w.line(`(deny sysctl-read (sysctl-name-prefix "kern.procargs"))`)
 	w.line(fmt.Sprintf("(deny file-ioctl (ioctl-command %d))", tiocsti))
 	var denied []string
@@ -385,6 +375,32 @@ func (w *sbplWriter) regex(prefix, pattern string) string {
 			len(pattern), maxRegexParam, pattern))
 	}
 	return "(regex " + w.param(prefix, pattern) + ")"
+}
+
+// anyOf registers as few pattern parameters as fit maxRegexParam that
+// together match any of paths (case-insensitively) followed by suffix, and
+// returns their filters. Fewer, longer patterns keep the number of -D
+// arguments and of rules small; each path is still matched whole.
+func (w *sbplWriter) anyOf(prefix string, paths []string, suffix string) []string {
+	var filters, chunk []string
+	size := 0
+	flush := func() {
+		if len(chunk) > 0 {
+			filters = append(filters, w.regex(prefix, "^("+strings.Join(chunk, "|")+")"+suffix))
+			chunk, size = nil, 0
+		}
+	}
+	overhead := len("^()") + len(suffix)
+	for _, p := range paths {
+		alt := foldPattern(p)
+		if len(chunk) > 0 && overhead+size+1+len(alt) > maxRegexParam {
+			flush()
+		}
+		chunk = append(chunk, alt)
+		size += len(alt) + 1
+	}
+	flush()
+	return filters
 }
 
 // checkParamValue refuses what a path parameter must not carry: control

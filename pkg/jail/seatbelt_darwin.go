@@ -35,7 +35,8 @@ func probeSeatbelt(bin string, opts Options) error {
 		protected: []string{filepath.Join(dir, ".git"), filepath.Join(dir, ".github", "workflows")},
 		home:      realHome(opts),
 		exposed:   []string{dir},
-		secrets:   []string{filepath.Join(dir, ".netrc")},
+		// The real list, so the probe's profile is as large as a run's.
+		secrets: seatbeltSecrets(realHome(opts), []string{filepath.Join(dir, ".netrc")}),
 	})
 	if err != nil {
 		return err

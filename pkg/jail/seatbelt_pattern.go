@@ -69,8 +69,3 @@ func foldOrbit(r rune) []rune {
 	sort.Slice(orbit, func(i, j int) bool { return orbit[i] < orbit[j] })
 	return orbit
 }
-
-// subtreeRegex matches path and everything below it, in any case.
-func subtreeRegex(path string) string {
-	return "^" + foldPattern(path) + "(/|$)"
-}

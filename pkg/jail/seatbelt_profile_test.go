@@ -618,3 +618,40 @@ func TestSeatbeltSecretsFollowSymlinks(t *testing.T) {
 	assert.True(t, sort.StringsAreSorted(got))
 	assert.Empty(t, seatbeltSecrets("", nil))
 }
+
+// TestSeatbeltAnyOfChunks: the credential list of a real home does not fit
+// one pattern; it is split into patterns under the limit that together
+// match every path, and only those.
+func TestSeatbeltAnyOfChunks(t *testing.T) {
+	home := "/Users/a-rather-long-runner-account-name"
+	in := testInputs()
+	in.home = home
+	in.secrets = seatbeltSecrets(home, nil)
+	_, forms, vals := profileOf(t, in)
+	patterns := filterValues(t, rulesWith(forms, "deny file-read* file-map-executable file-write*")[0], vals, "regex")
+	require.Greater(t, len(patterns), 2, "expected the list to need several patterns")
+	var res []*regexp.Regexp
+	for _, p := range patterns {
+		assert.LessOrEqual(t, len(p), maxRegexParam)
+		res = append(res, regexp.MustCompile(p))
+	}
+	matches := func(p string) bool {
+		for _, re := range res {
+			if re.MatchString(p) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range credentialPaths {
+		p := home + "/" + c
+		assert.True(t, matches(p), p)
+		assert.True(t, matches(strings.ToUpper(p)+"/x"), p)
+		assert.False(t, matches(p+"x"), p)
+	}
+	for _, s := range seatbeltRootSecrets {
+		assert.True(t, matches(s), s)
+	}
+	assert.False(t, matches(home+"/.bashrc"))
+	assert.False(t, matches(home))
+}
