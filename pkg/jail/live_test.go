@@ -27,13 +27,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// pyConnect is a python3 probe that prints CONNECTED or BLOCKED.
+// pyConnect is a python3 probe that prints CONNECTED or BLOCKED (a jail may
+// refuse the socket itself or only the connection).
 func pyConnect(family, addr string) string {
 	return fmt.Sprintf(`python3 -c '
 import socket
-s = socket.socket(socket.%s, socket.SOCK_STREAM)
-s.settimeout(3)
 try:
+    s = socket.socket(socket.%s, socket.SOCK_STREAM)
+    s.settimeout(3)
     s.connect(%s)
     print("CONNECTED")
 except OSError as e:
@@ -85,8 +86,8 @@ func TestLiveNetworkNoRouteOut(t *testing.T) {
 	// 198.51.100.7 is a documentation address (TEST-NET-2).
 	probe := `python3 -c '
 import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 try:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.connect(("198.51.100.7", 9))
     print("ROUTED")
 except OSError as e:
