@@ -107,6 +107,13 @@ func (s *Server) anthropic(w http.ResponseWriter, hr *http.Request, req *Request
 		p = plan{turn: -1, text: s.sideText()}
 	} else {
 		p = s.decide(req, seen, results, anthIDPrefix)
+		for _, c := range p.calls {
+			if c.Freeform {
+				err := s.fail("request %d (turn %d): a freeform call (%s) has no Messages API form", req.Seq, p.turn, c.Name)
+				p = plan{turn: -1, text: err.Error()}
+				break
+			}
+		}
 	}
 	s.commit(req)
 	if !s.wait(hr, p.hold) {

@@ -16,7 +16,10 @@
 //     response.output_text.delta, response.function_call_arguments.delta,
 //     response.completed). MCP tools offered as a namespace (Codex offers
 //     {"type":"namespace","name":"mcp__NAME","tools":[...]}) are called by
-//     their inner name plus "namespace".
+//     their inner name plus "namespace". Tools offered in an
+//     "additional_tools" input item (Codex in code mode) count as offered;
+//     a Freeform call is a custom_tool_call with raw text input (code
+//     mode's JavaScript exec).
 //
 // A Scenario is a script of turns. A request that offers tools is part of
 // the agent's main loop; the turn that answers it is worked out from the
@@ -102,6 +105,11 @@ type ToolCall struct {
 	Name      string
 	// Input is the call's arguments; it must marshal to a JSON object.
 	Input any
+	// Freeform makes the call a custom (freeform) tool call whose input is
+	// Text, not JSON (Codex's code-mode exec and apply_patch are such
+	// tools). Responses API only: the Anthropic side refuses it.
+	Freeform bool
+	Text     string
 	// Unoffered allows a call to a tool the request did not offer (to
 	// test that the CLI refuses it). Without it such a call is a scenario
 	// error.
@@ -117,6 +125,12 @@ func MCP(server, tool string, input any) ToolCall {
 // preset is expected not to offer.
 func Builtin(name string, input any) ToolCall {
 	return ToolCall{Name: name, Input: input, Unoffered: true}
+}
+
+// Freeform is a call of a custom (freeform) tool with raw text input, e.g.
+// Codex's code-mode exec.
+func Freeform(name, text string) ToolCall {
+	return ToolCall{Name: name, Freeform: true, Text: text}
 }
 
 // QualifiedName is the call's name as the Anthropic API spells it and as
@@ -233,6 +247,12 @@ func (sc Scenario) validate() error {
 		for j, c := range t.Calls {
 			if c.Name == "" {
 				return fmt.Errorf("fakemodel: turn %d call %d has no name", i, j)
+			}
+			if c.Freeform {
+				if c.Input != nil {
+					return fmt.Errorf("fakemodel: turn %d call %d is freeform and has a JSON input", i, j)
+				}
+				continue
 			}
 			in, err := json.Marshal(c.Input)
 			if err != nil {

@@ -522,3 +522,59 @@ func TestNotLinkedIntoBinaries(t *testing.T) {
 	require.Contains(t, string(out), "github.com/deponent-dev/deponent-action/pkg/", "the listing names the module's packages")
 	assert.NotContains(t, string(out), "internal/fakemodel")
 }
+
+func TestOpenAICodeModeToolsAndFreeformCalls(t *testing.T) {
+	js := "const r = await tools.apply_patch(\"x\");\ntext(r);"
+	var got []ToolResult
+	s := start(t, Scenario{Turns: []Turn{
+		{Calls: []ToolCall{Freeform("exec", js), MCP("deponent", "run_cmd", map[string]any{"cmd": "ls"})}},
+		{Check: func(r *Request) error { got = r.Results; return nil }, Text: "ok"},
+	}})
+	url := s.OpenAIBaseURL() + "/responses"
+	input := []any{
+		map[string]any{"type": "additional_tools", "role": "developer", "tools": []any{
+			map[string]any{"type": "namespace", "name": "functions", "tools": []any{map[string]any{"type": "custom", "name": "exec"}, map[string]any{"type": "function", "name": "wait"}}},
+			map[string]any{"type": "namespace", "name": "mcp__deponent", "tools": []any{map[string]any{"type": "function", "name": "run_cmd"}}},
+		}},
+		map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": "go"}}},
+	}
+	_, evs, _ := post(t, url, map[string]any{"model": "m", "stream": true, "input": input}, nil)
+	require.NoError(t, s.Err())
+	assert.Equal(t, []string{"exec", "wait", "mcp__deponent__run_cmd"}, s.Requests()[0].Tools)
+	out := evs[len(evs)-1].Data["response"].(map[string]any)["output"].([]any)
+	require.Len(t, out, 2)
+	custom := out[0].(map[string]any)
+	assert.Equal(t, "custom_tool_call", custom["type"])
+	assert.Equal(t, "exec", custom["name"])
+	assert.Equal(t, js, custom["input"])
+	var streamed string
+	for _, e := range evs {
+		if e.Name == "response.custom_tool_call_input.delta" {
+			streamed += e.Data["delta"].(string)
+		}
+	}
+	assert.Equal(t, js, streamed)
+
+	input = append(input, out[0], out[1],
+		map[string]any{"type": "custom_tool_call_output", "call_id": custom["call_id"], "output": "Script failed"},
+		map[string]any{"type": "function_call_output", "call_id": out[1].(map[string]any)["call_id"], "output": "listing"})
+	post(t, url, map[string]any{"model": "m", "stream": true, "input": input}, nil)
+	require.NoError(t, s.Finished())
+	require.Len(t, got, 2)
+	assert.Equal(t, "Script failed", got[0].Text)
+	assert.True(t, got[0].Call.Freeform)
+	assert.Equal(t, "listing", got[1].Text)
+}
+
+func TestFreeformCallsHaveNoAnthropicForm(t *testing.T) {
+	s := start(t, Scenario{Turns: []Turn{{Calls: []ToolCall{Freeform("exec", "x")}}, {Text: "ok"}}})
+	_, evs, _ := post(t, s.URL()+"/v1/messages", map[string]any{"model": "m", "stream": true,
+		"messages": []any{map[string]any{"role": "user", "content": "go"}}, "tools": anthTools("exec")}, nil)
+	blocks, stop := anthropicStream(t, evs)
+	assert.Equal(t, "end_turn", stop)
+	assert.Contains(t, blocks[0].Text, "freeform")
+	assert.ErrorContains(t, s.Err(), "no Messages API form")
+
+	_, err := Start(Scenario{Turns: []Turn{{Calls: []ToolCall{{Name: "exec", Freeform: true, Input: map[string]any{}}}}, {Text: "ok"}}})
+	assert.ErrorContains(t, err, "freeform and has a JSON input")
+}

@@ -24,6 +24,7 @@ type oaTool struct {
 
 type oaItem struct {
 	Type      string          `json:"type"`
+	Tools     []oaTool        `json:"tools"` // additional_tools items
 	Role      string          `json:"role"`
 	CallID    string          `json:"call_id"`
 	Name      string          `json:"name"`
@@ -58,15 +59,19 @@ func oaOutputText(raw json.RawMessage) (string, error) {
 }
 
 // oaToolNames flattens the offered tools: a function by its name, a
-// namespace's tools as NAMESPACE__NAME, any other tool by its name or,
-// without one, its type.
+// namespace's tools as NAMESPACE__NAME (the default namespace "functions"
+// adds no prefix), any other tool by its name or, without one, its type.
 func oaToolNames(tools []oaTool) []string {
 	var out []string
 	for _, t := range tools {
 		switch {
 		case t.Type == "namespace":
 			for _, in := range t.Tools {
-				out = append(out, t.Name+"__"+in.Name)
+				if t.Name == "functions" {
+					out = append(out, in.Name)
+				} else {
+					out = append(out, t.Name+"__"+in.Name)
+				}
 			}
 		case t.Name != "":
 			out = append(out, t.Name)
@@ -101,6 +106,9 @@ func (s *Server) openai(w http.ResponseWriter, hr *http.Request, req *Request) {
 	results := map[string]ToolResult{}
 	for _, it := range items {
 		switch it.Type {
+		case "additional_tools":
+			// Codex in code mode offers tools as an input item.
+			req.Tools = append(req.Tools, oaToolNames(it.Tools)...)
 		case "function_call", "custom_tool_call":
 			if t, _, ok := parseCallID(oaIDPrefix, it.CallID); ok {
 				seen = append(seen, t)
@@ -177,6 +185,26 @@ func (s *Server) openai(w http.ResponseWriter, hr *http.Request, req *Request) {
 	}
 	for j, c := range p.calls {
 		itemID := fmt.Sprintf("fc_fake_%d_%d", n, j)
+		if c.Freeform {
+			item := func(status, input string) map[string]any {
+				m := map[string]any{"id": itemID, "type": "custom_tool_call", "status": status,
+					"call_id": p.ids[j], "name": c.Name, "input": input}
+				if c.Namespace != "" {
+					m["namespace"] = c.Namespace
+				}
+				return m
+			}
+			ev("response.output_item.added", map[string]any{"output_index": idx, "item": item("in_progress", "")})
+			for _, part := range chunks(c.Text, 3) {
+				ev("response.custom_tool_call_input.delta", map[string]any{"item_id": itemID, "output_index": idx, "delta": part})
+			}
+			ev("response.custom_tool_call_input.done", map[string]any{"item_id": itemID, "output_index": idx, "input": c.Text})
+			done := item("completed", c.Text)
+			ev("response.output_item.done", map[string]any{"output_index": idx, "item": done})
+			output = append(output, done)
+			idx++
+			continue
+		}
 		args := mustJSON(c.Input)
 		item := func(status, arguments string) map[string]any {
 			m := map[string]any{"id": itemID, "type": "function_call", "status": status,
