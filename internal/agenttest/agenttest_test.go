@@ -25,3 +25,11 @@ func TestLeftoversFindsTheRunsProcesses(t *testing.T) {
 	_ = cmd.Wait()
 	assert.Empty(t, Leftovers(token))
 }
+
+// Test support: no binary may link it.
+func TestNotLinkedIntoBinaries(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "../../cmd/...").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "github.com/deponent-dev/deponent-action/pkg/", "the listing names the module's packages")
+	assert.NotContains(t, string(out), "internal/agenttest")
+}
