@@ -337,11 +337,19 @@ func TestActionYMLMatchesTheBinary(t *testing.T) {
 	}
 
 	for _, s := range []string{
-		"actions/setup-go@v5", "go-version-file: ${{ github.action_path }}/go.mod",
+		// The binary: prebuilt for a release ref, else built from source
+		// (scripts/install-binary.sh; internal/release tests it).
+		"DEPONENT_ACTION_REF: ${{ github.action_ref }}",
+		`bash "$ACTION_PATH/scripts/install-binary.sh" resolve deponent-action`,
+		"if: steps.bin.outputs.mode == 'source'",
+		"uses: actions/setup-go@", "go-version-file: ${{ github.action_path }}/go.mod",
 		"cache-dependency-path: ${{ github.action_path }}/go.sum",
-		`go build -trimpath -o "$RUNNER_TEMP/deponent-action" ./cmd/deponent-action`,
-		"working-directory: ${{ github.action_path }}",
-		"actions/upload-artifact@v4", "if-no-files-found: error", "if: always() && inputs.upload-artifact == 'true'",
+		`bash "$ACTION_PATH/scripts/install-binary.sh" build deponent-action`,
+		`bash "$ACTION_PATH/scripts/install-binary.sh" report deponent-action`,
+		"DEPONENT_BIN: ${{ steps.bin.outputs.path }}", `run: '"$DEPONENT_BIN"'`,
+		"uses: actions/attest-build-provenance@", "if: always() && inputs.attest == 'true' && steps.run.outputs.receipt-path != ''",
+		"subject-path: ${{ steps.run.outputs.receipt-path }}",
+		"uses: actions/upload-artifact@", "if-no-files-found: error", "if: always() && inputs.upload-artifact == 'true'",
 		"format('deponent-receipts-{0}-{1}', github.job, github.run_attempt)",
 		"if: runner.os == 'Windows'", "if: runner.os == 'Linux'",
 		"sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap", "kernel.apparmor_restrict_unprivileged_userns=0",
