@@ -55,8 +55,8 @@ gover() {
 }
 
 checksums() {
-  command -v goreleaser >/dev/null 2>&1 ||
-    die "goreleaser is not on PATH: go install github.com/goreleaser/goreleaser/v2@v2.15.1"
+  goreleaser --version 2>/dev/null | grep -Eq '^GitVersion: +v2\.15\.1$' ||
+    die "GoReleaser v2.15.1 is not on PATH (the release workflow builds with it): go install github.com/goreleaser/goreleaser/v2@v2.15.1"
   local v
   v="$(version)"
   # The snapshot is named exactly as the tag will be (.goreleaser.yaml:

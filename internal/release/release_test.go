@@ -164,6 +164,19 @@ func TestGoreleaserConfigMatches(t *testing.T) {
 	assert.Contains(t, cfg, "  - GOTOOLCHAIN=go"+gover[1]+"\n", "the release is built with go.mod's Go")
 	assert.Contains(t, cfg, "  - CGO_ENABLED=0\n")
 
+	// One GoReleaser everywhere: the release workflow, CI, the scripts,
+	// the docs.
+	n := 0
+	for _, f := range []string{".ci/run", ".github/workflows/release.yml", ".github/workflows/ci.yml", "scripts/release.sh", "docs/releasing.md", ".goreleaser.yaml"} {
+		for _, m := range regexp.MustCompile(`goreleaser/v2@(v[0-9.]+)|GoReleaser (v[0-9.]+)|v2\\?\.15\\?\.1`).FindAllStringSubmatch(readFile(t, f), -1) {
+			n++
+			if v := m[1] + m[2]; v != "" {
+				assert.Equal(t, goreleaserVersion, v, "%s: %s", f, m[0])
+			}
+		}
+	}
+	assert.Greater(t, n, 6)
+
 	var ids []string
 	for _, m := range regexp.MustCompile(`(?m)^  - id: (\S+)\n    main: ./cmd/(\S+)\n    binary: (\S+)\n`).FindAllStringSubmatch(cfg, -1) {
 		assert.Equal(t, m[1], m[2])
@@ -355,22 +368,34 @@ func copyTree(t *testing.T) string {
 
 const requireGoreleaserEnv = "DEPONENT_REQUIRE_GORELEASER"
 
-// findGoreleaser looks on PATH, then in $(go env GOPATH)/bin. Missing, the
-// test skips loudly, or fails when DEPONENT_REQUIRE_GORELEASER=1 (CI).
+// goreleaserVersion is the GoReleaser the release is made with.
+const goreleaserVersion = "v2.15.1"
+
+// findGoreleaser looks on PATH, then in $(go env GOPATH)/bin, for
+// GoReleaser goreleaserVersion. Missing (or another version), the test
+// skips loudly, or fails when DEPONENT_REQUIRE_GORELEASER=1 (CI).
 func findGoreleaser(t *testing.T) string {
 	t.Helper()
+	var candidates []string
 	if p, err := exec.LookPath("goreleaser"); err == nil {
-		return p
+		candidates = append(candidates, p)
 	}
 	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
 		for _, d := range filepath.SplitList(strings.TrimSpace(string(out))) {
 			p := filepath.Join(d, "bin", "goreleaser")
 			if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-				return p
+				candidates = append(candidates, p)
 			}
 		}
 	}
-	msg := "goreleaser is not installed (go install github.com/goreleaser/goreleaser/v2@v2.15.1)"
+	msg := "goreleaser " + goreleaserVersion + " is not installed (go install github.com/goreleaser/goreleaser/v2@" + goreleaserVersion + ")"
+	for _, p := range candidates {
+		out, err := exec.Command(p, "--version").CombinedOutput()
+		if err == nil && regexp.MustCompile(`(?m)^GitVersion:\s+`+regexp.QuoteMeta(goreleaserVersion)+`$`).Match(out) {
+			return p
+		}
+		msg += "; " + p + " is another version"
+	}
 	if os.Getenv(requireGoreleaserEnv) == "1" {
 		t.Fatalf("GORELEASER REQUIRED (%s=1): %s", requireGoreleaserEnv, msg)
 	}
