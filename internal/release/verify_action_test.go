@@ -128,14 +128,23 @@ func TestVerifyActionCheck(t *testing.T) {
 // verification step, as the runner would run it.
 func verifyStepScript(t *testing.T) string {
 	t.Helper()
-	lines := strings.Split(readFile(t, "verify/action.yml"), "\n")
+	s := stepScript(t, "verify/action.yml", "Recompute the receipts (trust nothing stored)")
+	require.Contains(t, s, `"$DEPONENT_VERIFY"`)
+	return s
+}
+
+// stepScript returns the `run: |` script of the composite step named name
+// in the action file.
+func stepScript(t *testing.T, file, name string) string {
+	t.Helper()
+	lines := strings.Split(readFile(t, file), "\n")
 	start := -1
 	for i, l := range lines {
-		if l == "    - name: Recompute the receipts (trust nothing stored)" {
+		if l == "    - name: "+name {
 			start = i
 		}
 	}
-	require.Positive(t, start, "verify/action.yml has the verification step")
+	require.Positive(t, start, "%s has the step %q", file, name)
 	for i := start + 1; i < len(lines) && !strings.HasPrefix(lines[i], "    - "); i++ {
 		if lines[i] != "      run: |" {
 			continue
@@ -147,12 +156,36 @@ func verifyStepScript(t *testing.T) string {
 			}
 			b.WriteString(strings.TrimPrefix(l, "        ") + "\n")
 		}
-		s := b.String()
-		require.Contains(t, s, `"$DEPONENT_VERIFY"`)
-		return s
+		return b.String()
 	}
-	t.Fatal("the verification step has no run: | script")
+	t.Fatalf("%s: the step %q has no run: | script", file, name)
 	return ""
+}
+
+// TestAttestNeedsAnIdentity: with attest: true, action.yml stops the job
+// before anything runs when the job cannot request an OIDC token (no
+// id-token: write), and says which permissions to add.
+func TestAttestNeedsAnIdentity(t *testing.T) {
+	script := stepScript(t, "action.yml", "Check that attest can sign (before anything runs)")
+	run := func(env ...string) (int, string) {
+		cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script)
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), string(out)
+		}
+		require.NoError(t, err)
+		return 0, string(out)
+	}
+	code, out := run()
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "::error title=Deponent: attest needs permissions::")
+	assert.Contains(t, out, "id-token: write and attestations: write")
+	code, out = run("ACTIONS_ID_TOKEN_REQUEST_URL=https://token.actions.example/x")
+	assert.Equal(t, 0, code, out)
+	assert.Empty(t, out)
+	// And the step only runs when attest is on.
+	assert.Contains(t, readFile(t, "action.yml"), "    - name: Check that attest can sign (before anything runs)\n      if: inputs.attest == 'true'\n")
 }
 
 func copyDir(t *testing.T, src string) string {
