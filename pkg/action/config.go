@@ -36,6 +36,7 @@ const (
 	InSessionID      = "session-id"
 	InUploadArtifact = "upload-artifact"
 	InArtifactName   = "artifact-name"
+	InAttest         = "attest"
 )
 
 // InputSpec documents one input. Inputs is the single list that the flag
@@ -68,6 +69,7 @@ var Inputs = []InputSpec{
 	{Name: InSessionID, Arg: "ID", Usage: "receipt session id (default: RUN_ID-RUN_ATTEMPT-JOB in Actions, else random)"},
 	{Name: InUploadArtifact, Default: "true", Usage: "action.yml only: upload receipts-dir as a workflow artifact", bool: true},
 	{Name: InArtifactName, Arg: "NAME", Usage: "action.yml only: artifact name (default: deponent-receipts-<job>-<run attempt>)"},
+	{Name: InAttest, Default: "false", Usage: "action.yml only: attest the receipt with actions/attest-build-provenance (needs id-token: write, attestations: write)", bool: true},
 }
 
 func inputSpec(name string) InputSpec {
@@ -115,6 +117,8 @@ type Config struct {
 	SessionDefaulted bool
 	UploadArtifact   bool
 	ArtifactName     string
+	// Attest is read and validated only: action.yml attests the receipt.
+	Attest bool
 	// Explicit lists the inputs given by a flag or an INPUT_ variable.
 	Explicit map[string]bool
 }
@@ -267,6 +271,7 @@ func buildConfig(raw map[string]string, explicit map[string]bool, demo bool, get
 	c.DryRun = boolIn(InDryRun)
 	c.Canaries = boolIn(InCanaries)
 	c.UploadArtifact = boolIn(InUploadArtifact)
+	c.Attest = boolIn(InAttest)
 	if err != nil {
 		return nil, err
 	}
