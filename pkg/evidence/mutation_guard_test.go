@@ -24,6 +24,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -234,14 +235,33 @@ func TestStreamedForgeriesAcrossBatches(t *testing.T) {
 		require.NoError(t, err)
 	}
 	good := l.Entries()
-	require.Greater(t, len(ledgerBytes(good, false)), batchBytes+4*len(blob), "the ledger must span two batches, the second holding several lines")
-	rep, err := VerifyLedger(bytes.NewReader(ledgerBytes(good, false)), VerifyOptions{Workers: 2})
+	// Control: read as a file or a pipe delivers it (64 KiB a read), the
+	// ledger is cut into several batches, the later ones holding several
+	// lines. (A bytes.Reader hands over everything in one read, and one
+	// batch may then hold it all.)
+	data := ledgerBytes(good, false)
+	work, order := make(chan *batch, 64), make(chan *batch, 64)
+	go func() {
+		for range work {
+		}
+	}()
+	readBatches(&chunkReader{data: data}, work, order, make(chan []byte, 1), nil)
+	var firstLines []int64
+	for b := range order {
+		if b.data != nil {
+			firstLines = append(firstLines, b.firstLn)
+		}
+	}
+	close(work)
+	require.GreaterOrEqual(t, len(firstLines), 2, "the ledger must span several batches")
+	require.Less(t, firstLines[1], int64(n-3), "the second batch must hold several lines")
+	rep, err := VerifyLedger(&chunkReader{data: data}, VerifyOptions{Workers: 2})
 	require.NoError(t, err)
 	require.True(t, rep.OK(), "control: %v", rep.Break)
 
 	check := func(es []canon.Value, kind BreakKind, k int) {
 		t.Helper()
-		rep, err := VerifyLedger(bytes.NewReader(ledgerBytes(es, false)), VerifyOptions{Workers: 2})
+		rep, err := VerifyLedger(&chunkReader{data: ledgerBytes(es, false)}, VerifyOptions{Workers: 2})
 		require.NoError(t, err)
 		if assert.NotNil(t, rep.Break, "%s at entry %d must not verify", kind, k) {
 			assert.Equal(t, kind, rep.Break.Kind, "entry %d: %v", k, rep.Break)
@@ -260,6 +280,18 @@ func TestStreamedForgeriesAcrossBatches(t *testing.T) {
 		relink(t, es, k+1)
 		check(es, BreakPrevHash, k)
 	}
+}
+
+// chunkReader delivers data at most 64 KiB a read, as a file or a pipe.
+type chunkReader struct{ data []byte }
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), 64<<10)], c.data)
+	c.data = c.data[n:]
+	return n, nil
 }
 
 // TestSignatureComparedWhole: a receipt whose signature differs from the
