@@ -107,7 +107,12 @@ func TestShellRefusals(t *testing.T) {
 		{"echo ~/x", evidence.ClassSubstitution},
 		{"echo $", evidence.ClassSubstitution},
 		{"ls > x", evidence.ClassRedirect},
-		{"ls 2>&1", evidence.ClassRedirect},
+		{"ls 1>&2", evidence.ClassRedirect},
+		{"ls 2>/tmp/x", evidence.ClassRedirect},
+		{"ls >/dev/null2", evidence.ClassRedirect},
+		{"ls 3>/dev/null", evidence.ClassRedirect},
+		{"ls >|/dev/null", evidence.ClassRedirect},
+		{"ls 2>&1-", evidence.ClassRedirect},
 		{"ls <x", evidence.ClassRedirect},
 		{"cat <<E\nx\nE", evidence.ClassRedirect},
 		{"ls |& cat", evidence.ClassRedirect},
@@ -124,6 +129,7 @@ func TestShellRefusals(t *testing.T) {
 		{"case a in a) ls;; esac", evidence.ClassShellConstruct},
 		{"cat <(ls)", evidence.ClassShellConstruct},
 		{"A=1 ls", evidence.ClassEnvAssignment},
+		{"PYTHONPATH=src", evidence.ClassEnvAssignment},
 		{"A=1", evidence.ClassEnvAssignment},
 		{"ls &&", evidence.ClassUnparsable},
 		{"echo 'x", evidence.ClassUnparsable},
@@ -228,8 +234,22 @@ func scriptWords(t testing.TB, script string) [][]string {
 	var out [][]string
 	var walk func(st *syntax.Stmt)
 	walk = func(st *syntax.Stmt) {
-		if st.Negated || st.Background || st.Coprocess || len(st.Redirs) > 0 {
+		if st.Negated || st.Background || st.Coprocess {
 			t.Fatalf("Script %q: statement with shell semantics", script)
+		}
+		for _, r := range st.Redirs {
+			// Only the fixed forms the gate renders itself.
+			var b strings.Builder
+			if r.N != nil {
+				b.WriteString(r.N.Value)
+			}
+			b.WriteString(r.Op.String())
+			b.WriteString(r.Word.Lit())
+			switch b.String() {
+			case ">/dev/null", "1>/dev/null", "2>/dev/null", ">>/dev/null", "1>>/dev/null", "2>>/dev/null", "2>&1":
+			default:
+				t.Fatalf("Script %q: redirect %q", script, b.String())
+			}
 		}
 		switch c := st.Cmd.(type) {
 		case *syntax.BinaryCmd:
@@ -239,8 +259,18 @@ func scriptWords(t testing.TB, script string) [][]string {
 			walk(c.X)
 			walk(c.Y)
 		case *syntax.CallExpr:
-			if len(c.Assigns) > 0 {
-				t.Fatalf("Script %q: assignment", script)
+			for _, a := range c.Assigns {
+				// NAME='value' only, for the variables the gate allows.
+				if _, ok := assignableVars[a.Name.Value]; !ok || a.Value == nil || len(a.Value.Parts) == 0 {
+					t.Fatalf("Script %q: assignment %s", script, a.Name.Value)
+				}
+				for _, part := range a.Value.Parts {
+					if q, ok := part.(*syntax.SglQuoted); !ok || q.Dollar {
+						if l, ok := part.(*syntax.Lit); !ok || l.Value != `\'` {
+							t.Fatalf("Script %q: assignment value part %T", script, part)
+						}
+					}
+				}
 			}
 			var ws []string
 			for _, w := range c.Args {
