@@ -145,26 +145,37 @@ func cleanDenyPath(run string) string {
 	return c
 }
 
+// denyIndex buckets the phrases by their first byte. Every phrase needs a
+// word boundary before it, so a match can only start at the beginning of
+// the text or after a byte that is not a word byte: the matcher tries only
+// those places, and only the phrases starting with the byte found there,
+// which keeps it linear in the text.
+type denyIndex [256][]int
+
+func buildDenyIndex(deny []denyPattern) *denyIndex {
+	var ix denyIndex
+	for i, p := range deny {
+		ix[p.phrase[0]] = append(ix[p.phrase[0]], i)
+	}
+	return &ix
+}
+
 // denyHit matches the denylist against one command's text.
 func (g *Gate) denyHit(d *denyText) *violation {
 	for _, text := range [2][]byte{d.text, d.norm} {
-		if len(text) == 0 {
-			continue
-		}
-		for i := range g.deny {
-			p := &g.deny[i]
-			for off := 0; off < len(text); {
-				k := bytes.Index(text[off:], p.phrase)
-				if k < 0 {
-					break
+		for start := 0; start < len(text); start++ {
+			if start > 0 && isDenyWordByte(text[start-1]) {
+				continue
+			}
+			for _, i := range g.denyIx[text[start]] {
+				p := &g.deny[i]
+				end := start + len(p.phrase)
+				if end > len(text) || !bytes.Equal(text[start:end], p.phrase) {
+					continue
 				}
-				start, end := off+k, off+k+len(p.phrase)
-				okLeft := !p.needLeft || start == 0 || !isDenyWordByte(text[start-1])
-				okRight := !p.needRight || end == len(text) || !isDenyWordByte(text[end])
-				if okLeft && okRight {
+				if !p.needRight || end == len(text) || !isDenyWordByte(text[end]) {
 					return &violation{evidence.ClassDestructive, "command matches denylist entry '" + string(p.phrase) + "' (" + p.category + ")" + denyAdvice(p.category)}
 				}
-				off = start + 1
 			}
 		}
 	}

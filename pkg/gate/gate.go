@@ -43,6 +43,7 @@ type Gate struct {
 	allow       map[string]bool
 	allowExec   map[string]bool
 	deny        []denyPattern
+	denyIx      *denyIndex
 	anchored    []string // protected paths other than ".git": ".deponent", extras, allow_executables
 	trustedPATH string
 	headInside  map[string]string // allowlisted heads whose PATH executable resolves into the sandbox
@@ -102,6 +103,7 @@ func NewGate(sandbox string, pol *Policy) (*Gate, error) {
 		g.anchored = append(g.anchored, strings.TrimPrefix(e, "./"))
 	}
 	g.deny = compileDeny(pol.Deny)
+	g.denyIx = buildDenyIndex(g.deny)
 
 	dirs, err := trustedDirs(root, pol.TrustedPath)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 )
 
 const (
-	linkRefusal  = "makes links instead of copies; a hard link to a protected file would let it be changed through the link"
+	linkRefusal  = "makes links instead of copies, and a link to a protected file would let it be changed through the link"
 	derefRefusal = "follows symbolic links, which may lead out of the sandbox"
 )
 
@@ -82,7 +82,7 @@ func copyOperands(inv *invocation, sub *argList, r *scanResult, srcRole Role) *v
 	words := sub.words()
 	if s := r.get("suffix"); s != nil {
 		if v, _ := s.value(words); strings.ContainsRune(v, '/') {
-			return refuse(evidence.ClassUnsafeOption, s.name+" backup suffix '"+shown(v)+"' names another directory; use a plain suffix such as ~ or .bak")
+			return refuse(evidence.ClassUnsafeOption, r.specName+" "+s.name+" backup suffix '"+shown(v)+"' names another directory; use a plain suffix such as ~ or .bak")
 		}
 	}
 	ops := r.operands

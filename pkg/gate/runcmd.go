@@ -442,8 +442,21 @@ func (g *Gate) checkArgs(p *cmdPlan) *violation {
 			}
 		}
 	}
-	for _, c := range p.inv.checks {
+	var done map[check]bool // the alternate reading repeats most checks: verify each once
+	if len(p.inv.checks) > 16 {
+		done = make(map[check]bool, len(p.inv.checks))
+	}
+	for k, c := range p.inv.checks {
 		if !c.role.isPath() {
+			continue
+		}
+		key := check{val: c.val, role: c.role}
+		if done != nil {
+			if done[key] {
+				continue
+			}
+			done[key] = true
+		} else if seenCheck(p.inv.checks[:k], key) {
 			continue
 		}
 		for _, cwd := range p.cwds {
@@ -453,6 +466,15 @@ func (g *Gate) checkArgs(p *cmdPlan) *violation {
 		}
 	}
 	return nil
+}
+
+func seenCheck(before []check, key check) bool {
+	for _, b := range before {
+		if b.val == key.val && b.role == key.role {
+			return true
+		}
+	}
+	return false
 }
 
 // checkValue checks one value in one working directory.

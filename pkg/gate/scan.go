@@ -300,6 +300,22 @@ func (r *scanResult) get(key string) *seenOpt {
 	return nil
 }
 
+// Caps that keep one reading linear and small: longer clusters and more
+// options are refused (no real command line needs them).
+const (
+	maxCluster     = 64   // letters in one short-option cluster
+	maxOptsPerScan = 1024 // option occurrences in one reading
+)
+
+// shortNames spells each ASCII short option once, so a scan allocates no
+// strings for them.
+var shortNames = func() (t [128]string) {
+	for c := range t {
+		t[c] = "-" + string(rune(c))
+	}
+	return t
+}()
+
 // scanArgs reads words against spec. alt selects the alternate (BSD)
 // reading. Operands and option values are reported by index; the words
 // themselves are not copied.
@@ -324,6 +340,10 @@ func scanArgs(spec *optSpec, words []string, alt bool) scanResult {
 				return res
 			}
 			continue
+		}
+		if len(res.opts) >= maxOptsPerScan {
+			res.invalid = "more than 1024 options"
+			return res
 		}
 		if spec.Style == styleGoFlag || strings.HasPrefix(w, "--") {
 			next, ok := scanLong(spec, words, i, alt, &res)
@@ -406,19 +426,25 @@ func scanShort(spec *optSpec, words []string, i int, alt bool, res *scanResult) 
 	w := words[i]
 	for j := 1; j < len(w); j++ {
 		c := w[j]
+		if j > maxCluster {
+			res.invalid = "an option cluster of more than 64 letters"
+			return i, false
+		}
 		var o *Opt
 		if c < 128 {
 			o = spec.short[c]
 		}
 		if o == nil {
-			res.invalid = "unknown option '-" + string(rune(c)) + "'"
 			if c >= 128 {
-				res.invalid = "unknown option in '" + w + "'"
+				res.invalid = "unknown option in '" + shown(w) + "'"
+				res.unknown = w
+				return i, false
 			}
-			res.unknown = "-" + string(rune(c))
+			res.invalid = "unknown option '" + shortNames[c] + "'"
+			res.unknown = shortNames[c]
 			return i, false
 		}
-		seen := seenOpt{opt: o, word: i, name: "-" + string(rune(c)), val: -1}
+		seen := seenOpt{opt: o, word: i, name: shortNames[c], val: -1}
 		switch kindIn(o, alt) {
 		case reqArg:
 			if j+1 < len(w) {

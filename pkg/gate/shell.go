@@ -28,6 +28,7 @@ const (
 	maxNestingOpeners = 16       // "(", "$(", "${" and "`" outside single quotes, counted before parsing
 	maxSimpleCommands = 256      // simple commands in one run_cmd
 	maxWords          = 8192     // words in one run_cmd, before glob expansion
+	maxWordParts      = 4096     // quotes opened, backslash escapes and `$` signs in one run_cmd: each is a node the parser builds
 )
 
 // shWord is one shell word after quote removal.
@@ -135,25 +136,72 @@ func prescanCommand(cmd string) *violation {
 		return &violation{evidence.ClassDeceptiveChar, "command contains " + describeRune(r) +
 			", a control, invisible, bidirectional or look-alike character: what a reviewer reads would not be what runs"}
 	}
-	if countNestingOpeners(cmd) > maxNestingOpeners {
-		return &violation{evidence.ClassTooComplex, "command nests more than 16 subshells or substitutions; refused before parsing"}
+	openers, commands, words, parts := prescanCounts(cmd)
+	switch {
+	case parts > maxWordParts:
+		return &violation{evidence.ClassTooComplex, "more than 4096 quotes, backslash escapes and `$` signs in one run_cmd; refused before parsing (put long text in a file with write_file)"}
+	case openers > maxNestingOpeners:
+		return &violation{evidence.ClassTooComplex, "command nests more than 16 subshells, substitutions or compound commands; refused before parsing"}
+	case commands > maxSimpleCommands:
+		return &violation{evidence.ClassTooComplex, "more than 256 commands in one run_cmd; refused before parsing"}
+	case words > maxWords:
+		return &violation{evidence.ClassTooComplex, "more than 8192 words in one run_cmd; refused before parsing"}
 	}
 	return nil
 }
 
-// countNestingOpeners counts "(", "$(", "${" and "`" that are not inside
-// single quotes, backslash escapes or comments. It follows sh quoting
-// closely enough to never count a legitimate command's quoted text; where
-// it is imprecise (inside substitutions, which are refused anyway) it can
-// only over-count.
+// countNestingOpeners counts what makes the parser nest: "(", "$(", "${"
+// and "`", and the reserved words that open compound commands ("{", if,
+// while, until, for, case, "!", …) where a command begins, outside single
+// quotes, backslash escapes and comments. Every one of them is refused
+// anyway; the count only decides whether to refuse before parsing.
 func countNestingOpeners(s string) int {
+	n, _, _, _ := prescanCounts(s)
+	return n
+}
+
+// shellBreak marks the bytes that end an unquoted word.
+var shellBreak = func() (t [256]bool) {
+	for _, c := range []byte(" \t\n;&|()<>") {
+		t[c] = true
+	}
+	return t
+}()
+
+// compoundOpeners are the reserved words that open a nested command when
+// they start one.
+var compoundOpeners = wordSet(`{ if while until for case select function ! [[ coproc then do else elif`)
+
+// prescanCounts reads s once, following sh quoting closely enough never to
+// count a legitimate command's quoted text, and returns the nesting
+// openers, the commands (one more than the separators ; & | && || and
+// newlines), the words, and the word parts (quotes opened, backslash
+// escapes, `$` signs). Where it is imprecise (inside substitutions and
+// here-documents, which are refused anyway) it can only over-count.
+func prescanCounts(s string) (openers, commands, words, parts int) {
 	const (
 		plain = iota
 		single
 		double
 	)
-	state, n := plain, 0
-	wordStart := true
+	state := plain
+	wordStart := true // the next character starts a word
+	cmdPos := true    // that word is where a command begins
+	commands = 1
+	inWord := false
+	wordBegin := 0
+	endWord := func(i int) {
+		if !inWord {
+			return
+		}
+		inWord = false
+		w := s[wordBegin:i]
+		if cmdPos && compoundOpeners[w] {
+			openers++
+			return // the word after a reserved word begins a command too
+		}
+		cmdPos = false
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch state {
@@ -166,44 +214,73 @@ func countNestingOpeners(s string) int {
 			switch c {
 			case '\\':
 				i++
+				parts++
 			case '"':
 				state = plain
 			case '`':
-				n++
+				openers++
 			case '$':
+				parts++
 				if i+1 < len(s) && (s[i+1] == '(' || s[i+1] == '{') {
-					n++
+					openers++
 				}
 			}
 			continue
+		}
+		if shellBreak[c] {
+			endWord(i)
+			switch c {
+			case ';', '&', '|', '\n', '(', ')':
+				if c != '(' && c != ')' && (i == 0 || s[i-1] != c) {
+					commands++
+				}
+				if c == '(' {
+					openers++
+				}
+				cmdPos = true
+			}
+			wordStart = true
+			continue
+		}
+		if !inWord {
+			inWord, wordBegin = true, i
+			words++
 		}
 		switch c {
 		case '\\':
 			i++
+			parts++
 			wordStart = false
 			continue
 		case '\'':
 			state = single
+			parts++
 		case '"':
 			state = double
+			parts++
 		case '#':
 			if wordStart {
+				inWord = false
+				words--
 				for i < len(s) && s[i] != '\n' {
 					i++
 				}
+				i--
 				wordStart = true
 				continue
 			}
-		case '(', '`':
-			n++
+		case '`':
+			openers++
 		case '$':
+			parts++
 			if i+1 < len(s) && s[i+1] == '{' {
-				n++
+				openers++
 			}
 		}
-		wordStart = strings.IndexByte(" \t\n;&|()<>", c) >= 0
+		wordStart = false
 	}
-	return n
+	endWord(len(s))
+	return openers, commands, words, parts
 }
 
 // firstDeceptiveRune finds the first character that makes text read

@@ -200,6 +200,23 @@ func pathologicalInputs() map[string]string {
 		"globs":          "ls" + strings.Repeat(" *", n/2),
 		"one-long-word":  "ls " + strings.Repeat("a/", n/2),
 		"long-dash-word": "ls -" + strings.Repeat("a", n),
+		// Shapes of the program models and the denylist.
+		"many-options":   "ls" + strings.Repeat(" -a", n/3),
+		"dotdot-path":    "cat " + strings.Repeat("../", n/3),
+		"slashes-quoted": "grep -rn '" + strings.Repeat("a/", n/2-8) + "' .",
+		"deny-near-miss": "echo '" + strings.Repeat("cur ", n/4-4) + "'",
+		"sed-script":     "sed -n '" + strings.Repeat("p;", n/2-8) + "' x.txt",
+		"sed-brackets":   "sed -n 's/[" + strings.Repeat("[:alpha:]", n/9-4) + "]//p' x.txt",
+		"find-expr":      "find ." + strings.Repeat(" -name x -o", n/11),
+		"git-options":    "git log" + strings.Repeat(" --oneline", n/10-2),
+		"cd-chain":       strings.Repeat("cd src && ", n/10-1) + "ls",
+		"assignments":    strings.Repeat("CI=1 ", n/5-2) + "ls",
+		"long-option":    "grep --" + strings.Repeat("r", n-16) + " x",
+		"eq-word":        "python3 x.py " + strings.Repeat("a=", n/2-16),
+		"glob-one":       "ls " + strings.Repeat("*", n-8),
+		"python-cluster": "python3 -" + strings.Repeat("B", n-16),
+		"redirects":      "ls" + strings.Repeat(" 2>/dev/null", n/12-1),
+		"dollars-dq":     `grep "` + strings.Repeat("a$ ", n/3-4) + `" x.txt`,
 	}
 }
 
