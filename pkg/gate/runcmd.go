@@ -666,7 +666,8 @@ func (g *Gate) checkHead(w shWord) *violation {
 		if g.allowExec["./"+h] {
 			reason += "; run it as './" + h + "' (allow_executables)"
 		} else {
-			reason += "; add it to extra_allow_heads in the policy file if it should run"
+			reason += " (the programs this policy allows: " + strings.Join(g.pol.AllowHeads, ", ") +
+				"; the operator can add others with a model through extra_allow_heads)"
 		}
 		return &violation{evidence.ClassNotAllowlisted, reason}
 	case programFor(h) == nil:
