@@ -560,3 +560,73 @@ func TestGateDenylistBoundaries(t *testing.T) {
 		}
 	}
 }
+
+// edit_file follows write_file's path rules and checks its texts; list_dir
+// follows read_file's.
+func TestGateEditFileAndListDir(t *testing.T) {
+	g := newTestGate(t, mustPolicy(t, `{"limits": {"file_size_mb": 1}}`))
+	edit := func(p string, old, nw any) Decision {
+		params := map[string]any{"path": p}
+		if old != nil {
+			params["old"] = old
+		}
+		if nw != nil {
+			params["new"] = nw
+		}
+		return g.Decide(ToolEditFile, params)
+	}
+	if d := edit("src/main.py", "print(1)", "print(2)"); !d.Allowed() || d.BlastClass != evidence.ClassLocalWrite || d.Path != "src/main.py" || d.Reason != "edit inside sandbox" {
+		t.Errorf("edit: %+v", d)
+	}
+	if d := edit("./src//main.py", "x", ""); !d.Allowed() || d.Path != "src/main.py" {
+		t.Errorf("an empty replacement deletes text: %+v", d)
+	}
+	big := strings.Repeat("x", 2<<20)
+	for _, tt := range []struct {
+		d     Decision
+		class evidence.Class
+		why   string
+	}{
+		{edit(".git/config", "a", "b"), evidence.ClassProtectedPath, "protected"},
+		{edit(".github/workflows/ci.yml", "a", "b"), evidence.ClassProtectedPath, "workflows"},
+		{edit("../x", "a", "b"), evidence.ClassOutOfSandboxWrite, "outside"},
+		{edit("secret", "a", "b"), evidence.ClassOutOfSandboxWrite, "a link out"},
+		{edit("src/main.py", "", "b"), evidence.ClassMalformed, "empty old"},
+		{edit("src/main.py", nil, "b"), evidence.ClassMalformed, "missing old"},
+		{edit("src/main.py", "a", nil), evidence.ClassMalformed, "missing new"},
+		{edit("src/main.py", 1.0, "b"), evidence.ClassMalformed, "old not a string"},
+		{edit("src/main.py", "a", false), evidence.ClassMalformed, "new not a string"},
+		{edit("src/main.py", big, "b"), evidence.ClassMalformed, "old over the size cap"},
+		{edit("src/main.py", "a", big), evidence.ClassMalformed, "new over the size cap"},
+		{edit("src/", "a", "b"), evidence.ClassMalformed, "a directory"},
+		{edit(".", "a", "b"), evidence.ClassMalformed, "the sandbox root"},
+		{g.Decide(ToolEditFile, map[string]any{"path": "x.txt", "old": "a", "new": "b", "count": 2.0}), evidence.ClassMalformed, "unknown parameter"},
+	} {
+		if tt.d.Verdict != evidence.VerdictBlock || tt.d.BlastClass != tt.class {
+			t.Errorf("edit_file, %s: %+v, want BLOCK %s", tt.why, tt.d, tt.class)
+		}
+	}
+	list := func(p any) Decision { return g.Decide(ToolListDir, map[string]any{"path": p}) }
+	for _, p := range []string{".", "src", "./src/", ".git", "missing"} {
+		if d := list(p); !d.Allowed() || d.BlastClass != evidence.ClassLocalRead || d.Reason != "list inside sandbox" {
+			t.Errorf("list_dir %q: %+v", p, d)
+		}
+	}
+	if d := list("."); d.Path != "." {
+		t.Errorf("list_dir . Path %q", d.Path)
+	}
+	for _, p := range []any{"..", "etc-link", "/etc", "tmp-link/x", "~", "$HOME", 3.0, ""} {
+		if d := list(p); d.Allowed() {
+			t.Errorf("list_dir %v allowed", p)
+		}
+	}
+	if d := g.Decide(ToolListDir, map[string]any{"path": ".", "recursive": true}); d.BlastClass != evidence.ClassMalformed {
+		t.Errorf("unknown parameter: %+v", d)
+	}
+	if got := Tools(); strings.Join(got, ",") != "edit_file,list_dir,read_file,run_cmd,write_file" {
+		t.Errorf("Tools %q", got)
+	}
+	if got := ToolParams(ToolEditFile); strings.Join(got, ",") != "path,old,new" {
+		t.Errorf("ToolParams %q", got)
+	}
+}

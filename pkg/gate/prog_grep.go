@@ -5,8 +5,10 @@ package gate
 // read by the denylist, so `grep -rn sudo .` and `grep -n "/etc/hosts" x`
 // search for the text. Every other operand is a file read. BSD grep
 // (macOS) reads -C's value only when glued; both readings are checked.
+// Both greps use getopt_long, which reads options after operands (the
+// policy cannot set POSIXLY_CORRECT, which would stop that).
 
-var grepSpec = (&optSpec{Name: "grep", Permute: true, Prefix: true, Alt: true, DigitOpts: true, Opts: []Opt{
+var grepSpec = (&optSpec{Name: "grep", Permute: true, Prefix: true, Alt: true, AltPermute: true, DigitOpts: true, Opts: []Opt{
 	flag("E", "extended-regexp"), flag("F", "fixed-strings"), flag("G", "basic-regexp"),
 	flag("P", "perl-regexp"), val(rolePattern, "e", "regexp"), val(roleRead, "f", "file"),
 	flag("i", "ignore-case"), flag("y"), flag("", "no-ignore-case"), flag("w", "word-regexp"),

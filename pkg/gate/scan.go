@@ -128,10 +128,12 @@ type optSpec struct {
 	Prefix  bool        // a unique prefix of a long option is that option
 	Permute bool        // options may follow operands (GNU); otherwise the first operand ends the options
 	// Alt asks for a second, alternate reading: how the program's BSD
-	// variant (macOS runners) reads the same words — it does not permute,
-	// and options with AltSet take AltArg. Each word is checked under
-	// every reading the real program could apply.
-	Alt bool
+	// variant (macOS runners) reads the same words — it stops at the first
+	// operand (plain getopt) unless AltPermute, and options with AltSet
+	// take AltArg. Each word is checked under every reading the real
+	// program could apply.
+	Alt        bool
+	AltPermute bool // the BSD variant uses getopt_long, which permutes too
 	// ArgFiles: the program reads arguments from "@file" words (argparse
 	// fromfile_prefix_chars, argfile): those are refused, since the gate
 	// would never see the options inside.
@@ -321,7 +323,7 @@ var shortNames = func() (t [128]string) {
 // themselves are not copied.
 func scanArgs(spec *optSpec, words []string, alt bool) scanResult {
 	res := scanResult{specName: spec.Name, dashdash: -1}
-	permute := spec.Permute && !alt
+	permute := spec.Permute && (!alt || spec.AltPermute)
 	for i := 0; i < len(words); i++ {
 		w := words[i]
 		if w == "--" {
