@@ -158,3 +158,51 @@ func TestCatalogueOptionTables(t *testing.T) {
 		}
 	}
 }
+
+// FuzzScanners: the option scanner and the sed and awk script readers take
+// agent text; any input yields an answer, never a panic, and a scan's
+// indices stay inside the argument list, operands in order, each word
+// either an option, an option's value or an operand.
+func FuzzScanners(f *testing.F) {
+	for _, s := range []string{"-rn --rege=x -- a b", "--in-place=.bak -i x", "s/[/]/x/;w out\n:a;N;$!ba", "{print | \"sh\"}",
+		"-C3 --colo -5 x", "/a|b/ {getline l < \"f\"}", "-e -e -- -", "1e id", "y/abc/xyz/;a\\\ntext"} {
+		f.Add(s)
+	}
+	specs := []*optSpec{testSpec, grepSpec, sedSpec, pytestSpec, mypySpec, ruffCheckSpec, gitGlobalSpec, goSubs["test"]}
+	f.Fuzz(func(t *testing.T, s string) {
+		readSedScript(s, false)
+		readSedScript(s, true)
+		checkAwkProgram(s)
+		words := strings.Fields(s)
+		for _, spec := range specs {
+			for _, alt := range []bool{false, true} {
+				r := scanArgs(spec, words, alt)
+				if r.invalid != "" {
+					continue
+				}
+				seen := make([]int, len(words))
+				last := -1
+				for _, i := range r.operands {
+					if i <= last || i >= len(words) {
+						t.Fatalf("%s %q: operand index %d out of order or range", spec.Name, words, i)
+					}
+					last = i
+					seen[i]++
+				}
+				for _, o := range r.opts {
+					if o.word < 0 || o.word >= len(words) || o.val >= len(words) || (o.val >= 0 && o.off > len(words[o.val])) {
+						t.Fatalf("%s %q: option %+v out of range", spec.Name, words, o)
+					}
+					if o.val >= 0 && o.val != o.word {
+						seen[o.val]++
+					}
+				}
+				for i, n := range seen {
+					if n > 1 {
+						t.Fatalf("%s %q: word %d read %d times", spec.Name, words, i, n)
+					}
+				}
+			}
+		}
+	})
+}
