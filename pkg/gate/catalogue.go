@@ -40,9 +40,6 @@ type Program struct {
 	Refuses []string
 	// SubSpecs are further option tables (subcommands), for docs and tests.
 	SubSpecs []*optSpec
-	// ReadOnly programs never write files. Only they may mark words as
-	// patterns (exempt from the denylist).
-	ReadOnly bool
 }
 
 // catalogue is the registry: every modelled program.

@@ -11,7 +11,7 @@ import "github.com/deponent-dev/deponent-action/pkg/evidence"
 const followRefusal = "waits for more data forever; the command would only end at the wall-clock limit"
 
 var progCat = &Program{
-	Family: "cat", Names: []string{"cat"}, ReadOnly: true, Operand: roleRead,
+	Family: "cat", Names: []string{"cat"}, Operand: roleRead,
 	Summary: "Prints files. Every operand is a file it reads: inside the sandbox (protected paths may be read).",
 	Spec: (&optSpec{Name: "cat", Permute: true, Prefix: true, Alt: true, Opts: []Opt{
 		flag("A", "show-all"), flag("b", "number-nonblank"), flag("e"), flag("E", "show-ends"),
@@ -21,7 +21,7 @@ var progCat = &Program{
 }
 
 var progHead = &Program{
-	Family: "head", Names: []string{"head"}, ReadOnly: true, Operand: roleRead,
+	Family: "head", Names: []string{"head"}, Operand: roleRead,
 	Summary: "Prints the first lines of files, which it reads (inside the sandbox).",
 	Spec: (&optSpec{Name: "head", Permute: true, Prefix: true, Alt: true, DigitOpts: true, Opts: []Opt{
 		val(roleText, "c", "bytes"), val(roleText, "n", "lines"), flag("q", "quiet", "silent"),
@@ -30,7 +30,7 @@ var progHead = &Program{
 }
 
 var progTail = &Program{
-	Family: "tail", Names: []string{"tail"}, ReadOnly: true, Operand: roleRead,
+	Family: "tail", Names: []string{"tail"}, Operand: roleRead,
 	Summary: "Prints the last lines of files, which it reads (inside the sandbox).",
 	Spec: (&optSpec{Name: "tail", Permute: true, Prefix: true, Alt: true, DigitOpts: true, Opts: []Opt{
 		val(roleText, "c", "bytes"), val(roleText, "n", "lines"), flag("q", "quiet", "silent"),
@@ -45,7 +45,7 @@ var progTail = &Program{
 const namesFromFile = "reads the names of the files to open from a file, which the gate never sees"
 
 var progWc = &Program{
-	Family: "wc", Names: []string{"wc"}, ReadOnly: true, Operand: roleRead,
+	Family: "wc", Names: []string{"wc"}, Operand: roleRead,
 	Summary: "Counts lines, words and bytes of files it reads (inside the sandbox).",
 	Spec: (&optSpec{Name: "wc", Permute: true, Prefix: true, Alt: true, Opts: []Opt{
 		flag("c", "bytes"), flag("m", "chars"), flag("l", "lines"), flag("L", "max-line-length"),
@@ -95,7 +95,7 @@ var progUniq = &Program{
 }
 
 var progDiff = &Program{
-	Family: "diff", Names: []string{"diff"}, ReadOnly: true, Operand: roleRead,
+	Family: "diff", Names: []string{"diff"}, Operand: roleRead,
 	Summary: "Compares files it reads (inside the sandbox). Its regular expressions and file-name patterns are patterns. " +
 		"Recursive comparison (-r) follows symbolic links inside the trees it walks: the jail's read policy, not the gate, bounds those reads.",
 	Spec: (&optSpec{Name: "diff", Permute: true, Prefix: true, Opts: opts(one(
@@ -132,7 +132,7 @@ func diffFormatOpts() []Opt {
 }
 
 var progLs = &Program{
-	Family: "ls", Names: []string{"ls"}, ReadOnly: true, Operand: roleRead,
+	Family: "ls", Names: []string{"ls"}, Operand: roleRead,
 	Summary: "Lists directories it reads (inside the sandbox); its ignore patterns are patterns.",
 	Spec: (&optSpec{Name: "ls", Permute: true, Prefix: true, Alt: true, Opts: []Opt{
 		flag("a", "all"), flag("A", "almost-all"), flag("", "author"), flag("b", "escape"),
@@ -157,7 +157,7 @@ var progLs = &Program{
 }
 
 var progEcho = &Program{
-	Family: "echo", Names: []string{"echo"}, ReadOnly: true,
+	Family: "echo", Names: []string{"echo"},
 	Summary: "Prints its arguments: every argument is text (never a path; the denylist still reads it).",
 	Run: func(inv *invocation, args *argList) *violation {
 		for i := range args.words() {
@@ -168,7 +168,7 @@ var progEcho = &Program{
 }
 
 var progPrintf = &Program{
-	Family: "printf", Names: []string{"printf"}, ReadOnly: true,
+	Family: "printf", Names: []string{"printf"},
 	Summary: "Prints a format and its arguments, all text.",
 	Refuses: []string{"an option before the format (bash's builtin printf -v assigns a shell variable, which would change how later commands run)"},
 	Run: func(inv *invocation, args *argList) *violation {
@@ -184,13 +184,13 @@ var progPrintf = &Program{
 }
 
 var progPwd = &Program{
-	Family: "pwd", Names: []string{"pwd"}, ReadOnly: true, Operand: roleText,
+	Family: "pwd", Names: []string{"pwd"}, Operand: roleText,
 	Summary: "Prints the working directory.",
 	Spec:    (&optSpec{Name: "pwd", Opts: []Opt{flag("L"), flag("P"), flag("", "help"), flag("", "version")}}).build(),
 }
 
 var progTrue = &Program{
-	Family: "true", Names: []string{"true", "false"}, ReadOnly: true,
+	Family: "true", Names: []string{"true", "false"},
 	Summary: "Does nothing; its arguments are ignored text.",
 	Run: func(inv *invocation, args *argList) *violation {
 		for i := range args.words() {
@@ -201,7 +201,7 @@ var progTrue = &Program{
 }
 
 var progWhich = &Program{
-	Family: "which", Names: []string{"which"}, ReadOnly: true, Operand: rolePattern,
+	Family: "which", Names: []string{"which"}, Operand: rolePattern,
 	Summary: "Looks programs up on the trusted PATH: its operands are program names, not paths (so `which curl` is a question, not a download).",
 	Spec:    (&optSpec{Name: "which", Permute: true, Alt: true, Opts: []Opt{flag("a"), flag("s")}}).build(),
 }

@@ -54,7 +54,7 @@ func init() {
 }
 
 var progFind = &Program{
-	Family: "find", Names: []string{"find"}, ReadOnly: true, Run: runFind,
+	Family: "find", Names: []string{"find"}, Run: runFind,
 	Summary: "Walks the starting points it is given (inside the sandbox; none means \".\"). The arguments of -name, -path, -regex " +
 		"and their variants are patterns; -newer, -anewer, -cnewer and -samefile read the file they name; -newerXY reads its " +
 		"reference file unless Y is t. -H, -P, -D and -O are accepted.",

@@ -30,7 +30,7 @@ var grepSpec = (&optSpec{Name: "grep", Permute: true, Prefix: true, Alt: true, A
 }}).build()
 
 var progGrep = &Program{
-	Family: "grep", Names: []string{"grep", "egrep", "fgrep"}, ReadOnly: true,
+	Family: "grep", Names: []string{"grep", "egrep", "fgrep"},
 	Summary: "Searches files it reads (inside the sandbox; protected paths may be read). Its pattern, -e values and " +
 		"--include/--exclude globs are patterns: never paths, never read by the denylist. -f and --exclude-from files are read.",
 	Spec: grepSpec,

@@ -46,7 +46,7 @@ type Role uint8
 
 const (
 	roleNone    Role = iota // an option word itself: no value in it
-	rolePattern             // a search pattern or name a read-only program only matches: not a path, exempt from the denylist
+	rolePattern             // a regular expression, glob or name a program only matches text or file names against: not a path, exempt from the denylist
 	roleText                // text that is not a path (a number, code, a message, a format): the denylist still applies
 	roleRead                // a path the program reads: must resolve inside the sandbox
 	roleWrite               // a path the program writes or creates: inside the sandbox and not protected
