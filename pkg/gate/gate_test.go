@@ -509,6 +509,10 @@ func TestGateConcurrentDecide(t *testing.T) {
 		{"run_cmd", cmdParams("cat etc-link/passwd"), false},
 		{"read_file", map[string]any{"path": "src/main.py"}, true},
 		{"write_file", map[string]any{"path": ".git/config", "content": "x"}, false},
+		{"run_cmd", cmdParams("cd src && grep -rn --exclude=x main . 2>&1 | head -n 3"), true},
+		{"run_cmd", cmdParams("git log --oneline -3 && sed -n 1p x.txt && find . -name '*.py'"), true},
+		{"run_cmd", cmdParams("mypy --no-strict-optional --install src"), false},
+		{"edit_file", map[string]any{"path": "x.txt", "old": "x", "new": "y"}, true},
 	}
 	var wg sync.WaitGroup
 	errs := make(chan string, 64)

@@ -185,7 +185,8 @@ var defaultDenyRules = []struct{ phrase, category string }{
 	{"/home/", "home reference"}, {"/users/", "home reference"},
 }
 
-// DefaultPolicy returns the seed's coding-agent policy.
+// DefaultPolicy returns the default coding-agent policy: the seed's, with
+// the inspection and file programs an agent needs to fix a bug (issue 12).
 func DefaultPolicy() *Policy {
 	p := &Policy{
 		Version:             1,
