@@ -228,11 +228,11 @@ func (g *Gate) ProtectedPaths() []string {
 
 // The tools the gate decides.
 const (
-	ToolRunCmd    = "run_cmd"    // {cmd}: a command line, run jailed
-	ToolReadFile  = "read_file"  // {path}: read one file
-	ToolWriteFile = "write_file" // {path, content}: create or replace one file
-	ToolEditFile  = "edit_file"  // {path, old, new}: replace the one occurrence of old with new in one file
-	ToolListDir   = "list_dir"   // {path}: list one directory
+	ToolRunCmd    = evidence.ToolRunCmd    // {cmd}: a command line, run jailed
+	ToolReadFile  = evidence.ToolReadFile  // {path}: read one file
+	ToolWriteFile = evidence.ToolWriteFile // {path, content}: create or replace one file
+	ToolEditFile  = evidence.ToolEditFile  // {path, old, new}: replace the one occurrence of old with new in one file
+	ToolListDir   = evidence.ToolListDir   // {path}: list one directory
 )
 
 // toolParams lists each tool's parameters; any other key is refused.
