@@ -39,6 +39,11 @@
 // or an ERROR (target not found, ambiguous, does not compile, timed out,
 // over budget). The exit status is 0 only when every mutation was killed.
 //
+// Run it on Linux, as CI does, with the live-test tools installed
+// (bubblewrap, python3) and DEPONENT_REQUIRE_JAIL=1: one target is a
+// Linux-only file (the process group), and some guards are live jail
+// tests, which would otherwise skip and let their mutant survive.
+//
 // What it does not cover: it is not a general mutation tester. It checks
 // the listed lines only, with the listed mutations; a survivor it does not
 // list can still exist. Some single-line changes are known equivalent
