@@ -91,8 +91,9 @@ func runProbe(bin string) probeResult {
 		disableUserns: bytes.Contains(help, []byte("--disable-userns")),
 		size:          bytes.Contains(help, []byte("--size")),
 	}
-	args := append(baseArgs(f), systemArgs()...)
+	args := append(baseArgs(f, os.Geteuid()), systemArgs()...)
 	args = append(args, volatileArgs(f, 1)...)
+	args = append(args, finalArgs()...)
 	args = append(args, shell, "-c", ":")
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
@@ -173,15 +174,27 @@ func settle(p *prepared, err error, backend string) (Result, bool, error) {
 	return Result{}, true, err
 }
 
+// jailUID and jailGID are the ids a root runner's jailed code runs as
+// inside its user namespace (nobody/nogroup on Debian and Ubuntu). They map
+// to the runner's own ids outside: see the package doc for what that does
+// and does not change.
+const jailUID, jailGID = 65534, 65534
+
 // baseArgs isolate: every namespace (network included, so only a private
-// loopback exists), no capabilities, a new session (no TIOCSTI into the
-// caller's terminal), and death with the caller.
-func baseArgs(f bwrapFeatures) []string {
-	args := []string{"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"}
+// loopback exists), always a user namespace (so capabilities are those of a
+// namespace that owns nothing of the host, and, when the runner is root, an
+// unprivileged uid inside), no capabilities, no nested user namespaces where
+// bwrap can forbid them, a new session (no TIOCSTI into the caller's
+// terminal), and death with the caller.
+func baseArgs(f bwrapFeatures, euid int) []string {
+	args := []string{"--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--cap-drop", "ALL"}
 	if f.disableUserns {
-		// --unshare-all only tries a user namespace; require it so nested
-		// user namespaces (kernel attack surface) can be disabled.
-		args = append(args, "--unshare-user", "--disable-userns")
+		// No nested user namespace: it would hand the jailed code a fresh
+		// set of capabilities over new namespaces (kernel attack surface).
+		args = append(args, "--disable-userns")
+	}
+	if euid == 0 {
+		args = append(args, "--uid", strconv.Itoa(jailUID), "--gid", strconv.Itoa(jailGID))
 	}
 	return args
 }
@@ -208,8 +221,13 @@ func systemArgs() []string {
 // process's environ), a minimal /dev, and fresh tmpfs /tmp and /dev/shm.
 // tmpfs pages are not resident memory of any process, so the RSS watchdog
 // cannot see them: their size is capped instead (when bwrap supports it).
+// /proc is then remounted read-only as a whole: /proc/sys (kernel.core_pattern
+// and every other global knob), /proc/sysrq-trigger and the rest write to the
+// host kernel, and a root runner's jailed uid maps to host uid 0, which is
+// what most of them check. /dev is read-only too (its nodes stay usable);
+// /dev/shm is its own capped tmpfs.
 func volatileArgs(f bwrapFeatures, sizeMB int) []string {
-	args := []string{"--proc", "/proc", "--dev", "/dev"}
+	args := []string{"--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev"}
 	for _, t := range []string{"/tmp", "/dev/shm"} {
 		args = append(args, "--perms", "1777")
 		if f.size {
@@ -217,7 +235,14 @@ func volatileArgs(f bwrapFeatures, sizeMB int) []string {
 		}
 		args = append(args, "--tmpfs", t)
 	}
-	return args
+	return append(args, "--remount-ro", "/dev")
+}
+
+// finalArgs come after every mount: the jail's own root (a tmpfs bwrap
+// builds, holding the mount points) becomes read-only, so nothing can be
+// written outside the sandbox, the private directories and the capped tmpfs.
+func finalArgs() []string {
+	return []string{"--remount-ro", "/"}
 }
 
 // bwrapArgs builds the whole command line after the binary. Order matters:
@@ -225,7 +250,7 @@ func volatileArgs(f bwrapFeatures, sizeMB int) []string {
 // below /tmp, the sandbox comes after the read-only toolchains, and the
 // protected paths come last, over the read-write sandbox.
 func bwrapArgs(p *prepared, rd *runDir, f bwrapFeatures, ex exposure) []string {
-	args := baseArgs(f)
+	args := baseArgs(f, os.Geteuid())
 	args = append(args, systemArgs()...)
 	args = append(args, volatileArgs(f, p.limits.FileSizeMB)...)
 	for _, m := range existingEtcMasks() {
@@ -251,6 +276,7 @@ func bwrapArgs(p *prepared, rd *runDir, f bwrapFeatures, ex exposure) []string {
 			args = append(args, "--ro-bind", rd.emptyDir, pr.path)
 		}
 	}
+	args = append(args, finalArgs()...)
 	args = append(args, "--chdir", p.spec.Sandbox)
 	return append(args, limitedArgv(p.limits, p.spec.Script)...)
 }

@@ -67,8 +67,9 @@ func TestBwrapArgsIsolation(t *testing.T) {
 	af := buildTestArgs(t, bwrapFeatures{disableUserns: true, size: true}, nil)
 	a := af.args
 	for _, seq := range [][]string{
-		{"--unshare-all"}, {"--unshare-user", "--disable-userns"}, {"--die-with-parent"},
-		{"--new-session"}, {"--cap-drop", "ALL"}, {"--proc", "/proc"}, {"--dev", "/dev"},
+		{"--unshare-all", "--unshare-user"}, {"--disable-userns"}, {"--die-with-parent"},
+		{"--new-session"}, {"--cap-drop", "ALL"}, {"--proc", "/proc", "--remount-ro", "/proc"}, {"--dev", "/dev"},
+		{"--remount-ro", "/dev"}, {"--remount-ro", "/"},
 		{"--ro-bind", "/usr", "/usr"}, {"--ro-bind", "/etc", "/etc"}, {"--chdir", af.sb},
 	} {
 		assert.NotEqual(t, -1, argIndex(a, seq...), "missing %v", seq)
@@ -111,6 +112,33 @@ func TestBwrapArgsOrder(t *testing.T) {
 	// tmpfs size is capped (tmpfs pages escape the RSS watchdog).
 	assert.NotEqual(t, -1, argIndex(a, "--size", "268435456", "--tmpfs", "/tmp"))
 	assert.NotEqual(t, -1, argIndex(a, "--perms", "1777"))
+}
+
+// TestBwrapArgsUnprivilegedInside: a root runner's jailed code runs as
+// the unprivileged jail uid in its own user namespace; another runner keeps
+// its own uid (bwrap maps it).
+func TestBwrapArgsUnprivilegedInside(t *testing.T) {
+	root := baseArgs(bwrapFeatures{}, 0)
+	assert.NotEqual(t, -1, argIndex(root, "--uid", "65534", "--gid", "65534"))
+	assert.NotEqual(t, -1, argIndex(root, "--unshare-user"), "a user namespace even without --disable-userns")
+	user := baseArgs(bwrapFeatures{}, 1001)
+	assert.Equal(t, -1, argIndex(user, "--uid"))
+	assert.NotEqual(t, -1, argIndex(user, "--unshare-user"))
+}
+
+// TestBwrapArgsReadOnlyRootIsLast: the jail's root becomes read-only after
+// every mount point exists, and /dev after /dev/shm is mounted below it.
+func TestBwrapArgsReadOnlyRootIsLast(t *testing.T) {
+	a := buildTestArgs(t, bwrapFeatures{size: true}, nil).args
+	ro := argIndex(a, "--remount-ro", "/")
+	require.NotEqual(t, -1, ro)
+	for i := ro + 2; i < len(a); i++ {
+		switch a[i] {
+		case "--bind", "--ro-bind", "--tmpfs", "--dir", "--symlink", "--proc", "--dev":
+			t.Fatalf("%s after --remount-ro /", a[i])
+		}
+	}
+	assert.Less(t, argIndex(a, "--tmpfs", "/dev/shm"), argIndex(a, "--remount-ro", "/dev"))
 }
 
 func TestBwrapArgsWithoutNewerFeatures(t *testing.T) {
