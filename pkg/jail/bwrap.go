@@ -152,7 +152,7 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	defer removeCreatedMountPoints(p.protected)
+	defer removeCreatedMountPoints(spec.Sandbox, p.protected)
 	return execute(ctx, p, b.opts, func(rd *runDir) (launch, error) {
 		return launch{
 			backend: NameBwrap,
@@ -291,22 +291,4 @@ func maskArgs(path string, rd *runDir) []string {
 		return []string{"--ro-bind", rd.emptyDir, path}
 	}
 	return []string{"--ro-bind", rd.emptyFile, path}
-}
-
-// removeCreatedMountPoints removes the directories bwrap created in the
-// sandbox as mount points for absent protected paths, deepest first, when
-// they are still empty directories.
-func removeCreatedMountPoints(prs []protected) {
-	for _, pr := range prs {
-		for i := len(pr.created) - 1; i >= 0; i-- {
-			d := pr.created[i]
-			fi, err := os.Lstat(d)
-			if err != nil || !fi.IsDir() {
-				break
-			}
-			if os.Remove(d) != nil {
-				break // not empty: the jailed code legitimately created files beside it
-			}
-		}
-	}
 }

@@ -230,7 +230,7 @@ func TestProtectedMinimalSetAndCreatedDirs(t *testing.T) {
 	// and keeps directories the step filled.
 	mustMkdir(t, filepath.Join(sb, "a", "b", ".deponent"))
 	writeFile(t, filepath.Join(sb, "a", "keep.txt"), "x", 0o644)
-	removeCreatedMountPoints(prs)
+	removeCreatedMountPoints(sb, prs)
 	assert.False(t, exists(filepath.Join(sb, "a", "b")))
 	assert.True(t, exists(filepath.Join(sb, "a", "keep.txt")))
 }

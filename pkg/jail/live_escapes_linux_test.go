@@ -7,6 +7,7 @@ package jail
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -103,4 +104,24 @@ done`
 	assert.Contains(t, out, "WROTE /tmp/ok")
 	assert.Contains(t, out, "WROTE /dev/shm/ok")
 	assert.Equal(t, 4, strings.Count(out, "BLOCKED "), "only the four host paths are blocked: HOME and TMPDIR stay writable")
+}
+
+// TestLiveCleanupNeverFollowsSymlinks: bwrap creates mount points in the
+// sandbox for absent protected paths, and the jail removes them afterwards.
+// A step that renames the created parent away and plants a symlink in its
+// place must not steer that removal outside the sandbox.
+func TestLiveCleanupNeverFollowsSymlinks(t *testing.T) {
+	f := newFixture(t)
+	victim := filepath.Join(f.outside, "victim")
+	mustMkdir(t, filepath.Join(victim, "workflows")) // empty: what the removal would delete
+	mustMkdir(t, filepath.Join(victim, "actions"))
+	spec := f.spec(`mv .github moved && ln -s ` + shq(victim) + ` .github && echo PLANTED`)
+	spec.Protected = []string{filepath.Join(f.sandbox, ".github", "workflows"), filepath.Join(f.sandbox, ".github", "actions")}
+	res := f.run(f.jail, spec)
+	require.Contains(t, string(res.Output), "PLANTED", "the probe must have renamed the mount points' parent")
+	target, err := os.Readlink(filepath.Join(f.sandbox, ".github"))
+	require.NoError(t, err, "the planted symlink is in place after the run")
+	require.Equal(t, victim, target)
+	assert.DirExists(t, filepath.Join(victim, "workflows"), "cleanup followed the planted symlink and removed a directory outside the sandbox")
+	assert.DirExists(t, filepath.Join(victim, "actions"))
 }
