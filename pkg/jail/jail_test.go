@@ -138,8 +138,14 @@ func TestBuildEnvIsAnAllowlist(t *testing.T) {
 	env := buildEnv(host, "/usr/bin:/bin", "/r/home", "/r/tmp", "tok", map[string]string{"PYTHONHASHSEED": "0"})
 	assert.Equal(t, []string{
 		"DEPONENT_JAIL_RUN=tok", "HOME=/r/home", "LANG=C.UTF-8", "LC_ALL=C", "LC_CTYPE=en_US.UTF-8",
-		"PATH=/usr/bin:/bin", "PYTHONHASHSEED=0", "TERM=xterm", "TMPDIR=/r/tmp",
+		"PATH=/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE=1", "PYTHONHASHSEED=0", "TERM=xterm", "TMPDIR=/r/tmp",
 	}, env)
+}
+
+func TestBuildEnvDefaultsYieldToPolicy(t *testing.T) {
+	env := buildEnv(nil, "/usr/bin", "/h", "/t", "", map[string]string{"PYTHONDONTWRITEBYTECODE": ""})
+	assert.Contains(t, env, "PYTHONDONTWRITEBYTECODE=")
+	assert.NotContains(t, env, "PYTHONDONTWRITEBYTECODE=1")
 }
 
 func TestPolicyEnvCannotOverrideReserved(t *testing.T) {

@@ -613,3 +613,27 @@ func TestLiveSignalExitStatusAgrees(t *testing.T) {
 		assert.Empty(t, res.Killed, b.Name())
 	}
 }
+
+// TestLiveNoBytecodeCache: jailed Python writes no __pycache__ into the
+// sandbox by default (a stale .pyc could outlive a same-second, same-size
+// edit); the control is the same import with the default overridden by
+// policy, which writes one.
+func TestLiveNoBytecodeCache(t *testing.T) {
+	f := newFixture(t)
+	writeFile(t, filepath.Join(f.sandbox, "calc.py"), "def add(a, b):\n    return a - b\n", 0o644)
+	probe := `python3 -c 'import calc; print("RESULT", calc.add(2, 3))'`
+	control := f.spec(probe)
+	control.Env = map[string]string{"PYTHONDONTWRITEBYTECODE": ""}
+	res := f.run(f.jail, control)
+	require.Contains(t, string(res.Output), "RESULT -1")
+	require.DirExists(t, filepath.Join(f.sandbox, "__pycache__"), "control: with bytecode on, python caches calc.py")
+	require.NoError(t, os.RemoveAll(filepath.Join(f.sandbox, "__pycache__")))
+
+	res = f.run(f.jail, f.spec(probe))
+	require.Contains(t, string(res.Output), "RESULT -1")
+	assert.NoDirExists(t, filepath.Join(f.sandbox, "__pycache__"))
+	// A same-size edit in the same second is seen by the next step.
+	writeFile(t, filepath.Join(f.sandbox, "calc.py"), "def add(a, b):\n    return a + b\n", 0o644)
+	res = f.run(f.jail, f.spec(probe))
+	assert.Contains(t, string(res.Output), "RESULT 5")
+}
