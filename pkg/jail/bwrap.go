@@ -152,12 +152,14 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	defer removeCreatedMountPoints(spec.Sandbox, p.protected)
+	cleanup := func() { removeCreatedMountPoints(spec.Sandbox, p.protected) }
+	defer cleanup() // also when execute fails before the step ran
 	return execute(ctx, p, b.opts, func(rd *runDir) (launch, error) {
 		return launch{
 			backend: NameBwrap,
 			argv:    append([]string{bin}, bwrapArgs(p, rd, f, ex)...),
 			notes:   ex.notes,
+			after:   cleanup,
 		}, nil
 	})
 }

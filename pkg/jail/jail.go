@@ -82,6 +82,14 @@ type Result struct {
 	OutputBytes  int64         // size of the full output
 	Duration     time.Duration // wall time of the step
 	Unjailed     bool          // true only for the "none" backend
+	// Tampered lists the sandbox-relative protected paths the step created,
+	// changed, removed or replaced (or whose parent it replaced): every
+	// .git at any depth, .github/workflows, .github/actions and
+	// Spec.Protected, compared before and after the step whatever the
+	// backend (the tripwire). Reason says what happened to each. Non-empty
+	// means the step must not count as passing, whatever its exit code;
+	// "." means the protected set could not be checked after the step.
+	Tampered []string
 }
 
 // Backend confines and runs one Spec.

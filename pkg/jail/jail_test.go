@@ -218,11 +218,11 @@ func TestProtectedSymlinkIsARefusal(t *testing.T) {
 func TestProtectedMinimalSetAndCreatedDirs(t *testing.T) {
 	sb := resolvedTempDir(t)
 	mustMkdir(t, filepath.Join(sb, ".git", "hooks"))
-	prs, err := checkProtected([]string{
+	prs, _, err := checkProtected([]string{
 		filepath.Join(sb, ".git", "hooks"), // covered by .git
 		filepath.Join(sb, ".git"),
 		filepath.Join(sb, "a", "b", ".deponent"), // absent, with absent parents
-	}, sb)
+	}, nil, sb)
 	require.NoError(t, err)
 	require.Len(t, prs, 2)
 	assert.Equal(t, filepath.Join(sb, ".git"), prs[0].path)

@@ -250,11 +250,17 @@ try:
 except OSError as e:
     print("BLOCKED", e)
 '`
-	// Control: the same jail without protection lets the write through.
-	control := f.run(f.jail, f.spec(write))
+	// Control: unjailed, the write goes through (and the backend-neutral
+	// tripwire reports it). Every .git is protected in the jail, whether
+	// or not the caller names it.
+	control := f.run(f.none, f.spec(write))
 	require.Contains(t, string(control.Output), "WROTE")
 	require.True(t, exists(hook))
+	require.Equal(t, []string{".git/hooks/pre-commit"}, control.Tampered)
 	require.NoError(t, os.Remove(hook))
+	unnamed := f.run(f.jail, f.spec(write))
+	assert.Contains(t, string(unnamed.Output), "BLOCKED", ".git is protected even when Spec.Protected omits it")
+	assert.Empty(t, unnamed.Tampered)
 
 	spec := f.spec(write + `; mv .git .git-away 2>&1; rm -rf .git 2>&1;
 ln .git/config cfg-link 2>&1 && echo pwn >> cfg-link; mkdir -p .deponent/x 2>&1; echo ok > notes.txt; exit 0`)

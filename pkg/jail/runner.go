@@ -20,6 +20,9 @@ type launch struct {
 	argv     []string
 	unjailed bool
 	notes    []string
+	// after runs once every process of the step is gone, before the
+	// tripwire looks (bwrap removes the mount points it created).
+	after func()
 }
 
 // execute runs one prepared step under build's launcher: private dirs,
@@ -78,12 +81,16 @@ func execute(ctx context.Context, p *prepared, opts Options, build func(*runDir)
 	<-w.finished
 	tr.root = 0 // reaped: its pid may be reused from here on
 	_, sweepErr := sweep(tr, token)
+	if l.after != nil {
+		l.after()
+	}
 
 	res := Result{Backend: l.backend, Unjailed: l.unjailed, Duration: time.Since(started)}
 	res.ExitCode, res.Killed, res.Reason = classify(cmd.ProcessState, waitErr, w.killed, w.reason, p.limits)
-	if len(l.notes) > 0 {
-		res.Reason = joinReason(res.Reason, strings.Join(l.notes, "; "))
+	if notes := append(append([]string(nil), l.notes...), p.notes...); len(notes) > 0 {
+		res.Reason = joinReason(res.Reason, strings.Join(notes, "; "))
 	}
+	res.Tampered, res.Reason = checkTripwire(p, res.Reason)
 	res.Output, res.OutputSHA256, res.OutputBytes, err = readOutput(rd.out, p.tail)
 	if err != nil {
 		return res, err
@@ -98,6 +105,23 @@ func execute(ctx context.Context, p *prepared, opts Options, build func(*runDir)
 	// A step whose processes could not all be killed breaks the contract:
 	// the Result is still returned, with the error, for the caller to record.
 	return res, sweepErr
+}
+
+// checkTripwire compares the protected set with the snapshot prepare took.
+// A set that cannot be read afterwards counts as tampered (fail closed).
+func checkTripwire(p *prepared, reason string) ([]string, string) {
+	if p.before == nil {
+		return nil, reason
+	}
+	after, err := takeSnapshot(p.spec.Sandbox, p.before.roots)
+	if err != nil {
+		return []string{"."}, joinReason(reason, "TAMPERED: the protected set could not be checked after the step: "+err.Error())
+	}
+	ts := diffSnapshots(p.before, after)
+	if len(ts) == 0 {
+		return nil, reason
+	}
+	return tamperedPaths(ts), joinReason(reason, tamperedReason(ts))
 }
 
 // reachedScript reports whether the prelude wrote its started marker.

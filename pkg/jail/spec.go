@@ -20,6 +20,11 @@ type prepared struct {
 	pathDirs  []string    // PATH entries, absolute
 	protected []protected // minimal set (descendants of another protected path dropped)
 	realHome  string      // cleaned, possibly "" when unknown
+	// before is the tripwire's snapshot of the protected set, taken here,
+	// just before the backend builds its launcher.
+	before *snapshot
+	// notes go to Result.Reason (e.g. a .git that cannot be bound).
+	notes []string
 }
 
 // protected is one path kept read-only inside the jail.
@@ -68,7 +73,34 @@ func prepare(spec Spec, opts Options) (*prepared, error) {
 	if err := checkEnv(spec.Env); err != nil {
 		return nil, err
 	}
-	if p.protected, err = checkProtected(spec.Protected, spec.Sandbox); err != nil {
+	asked := append([]string(nil), spec.Protected...)
+	if err := checkProtectedNames(asked, spec.Sandbox); err != nil {
+		return nil, err
+	}
+	var roots []string
+	for _, b := range builtinProtected {
+		asked = append(asked, filepath.Join(spec.Sandbox, b))
+	}
+	for _, a := range asked {
+		roots = append(roots, strings.TrimPrefix(a, spec.Sandbox+"/"))
+	}
+	if p.before, err = takeSnapshot(spec.Sandbox, roots); err != nil {
+		return nil, &refusal{err.Error()}
+	}
+	// Every .git the walk found is kept read-only too (and an in-sandbox
+	// gitdir a .git file or link points to). One that cannot be bound (a
+	// symlink on the way) is left to the tripwire rather than refusing the
+	// run.
+	var found []string
+	for _, g := range p.before.gits {
+		if g.kind == kDir || g.kind == kFile {
+			found = append(found, filepath.Join(spec.Sandbox, g.rel))
+		}
+		if g.gitdir != "" {
+			found = append(found, filepath.Join(spec.Sandbox, g.gitdir))
+		}
+	}
+	if p.protected, p.notes, err = checkProtected(asked, found, spec.Sandbox); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -193,32 +225,61 @@ func checkEnv(env map[string]string) error {
 	return nil
 }
 
-// checkProtected validates the protected paths and reduces them to a minimal
-// set: a path below another protected path is already covered by it.
-func checkProtected(paths []string, sandbox string) ([]protected, error) {
-	var clean []string
+// checkProtectedNames insists on absolute, clean paths inside the sandbox.
+func checkProtectedNames(paths []string, sandbox string) error {
 	for _, p := range paths {
 		if !filepath.IsAbs(p) || filepath.Clean(p) != p || strings.ContainsRune(p, 0) {
-			return nil, fmt.Errorf("jail: protected path %q must be absolute and clean", p)
+			return fmt.Errorf("jail: protected path %q must be absolute and clean", p)
 		}
 		if p == sandbox || !within(p, sandbox) {
-			return nil, fmt.Errorf("jail: protected path %q is not inside the sandbox %q", p, sandbox)
+			return fmt.Errorf("jail: protected path %q is not inside the sandbox %q", p, sandbox)
 		}
-		clean = append(clean, p)
 	}
-	sort.Strings(clean)
+	return nil
+}
+
+// checkProtected reduces the protected paths to a minimal set: a path below
+// another protected path is already covered by it. asked (the caller's and
+// the built-in ones) must be holdable or the run is refused; found (the
+// .git entries the walk discovered) are bound when they can be and noted
+// otherwise.
+func checkProtected(asked, found []string, sandbox string) ([]protected, []string, error) {
+	isFound := map[string]bool{}
+	all := append([]string(nil), asked...)
+	for _, f := range found {
+		if !isFound[f] {
+			isFound[f] = true
+			all = append(all, f)
+		}
+	}
+	for _, a := range asked {
+		delete(isFound, a)
+	}
+	sort.Strings(all)
 	var out []protected
-	for _, p := range clean {
+	var notes []string
+	for i, p := range all {
+		if i > 0 && p == all[i-1] {
+			continue
+		}
 		if len(out) > 0 && within(p, out[len(out)-1].path) {
 			continue // covered by its protected ancestor (sorted order puts it first)
 		}
 		pr, err := inspectProtected(p, sandbox)
 		if err != nil {
-			return nil, err
+			var r *refusal
+			if isFound[p] && errors.As(err, &r) {
+				notes = append(notes, "not bound read-only (watched by the tripwire only): "+r.reason)
+				continue
+			}
+			return nil, nil, err
+		}
+		if isFound[p] && !pr.exists {
+			continue // a gitdir that points nowhere: nothing to bind
 		}
 		out = append(out, pr)
 	}
-	return out, nil
+	return out, notes, nil
 }
 
 // inspectProtected walks from the sandbox down to p without following
