@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -148,16 +149,20 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return refuse(NameBwrap, err.Error()), nil
 	}
-	ex, err := computeExposure(p.pathDirs, p.realHome, spec.Sandbox, b.opts.ExtraReadOnly)
+	ex, err := computeExposure(p.pathDirs, p.realHome, spec.Sandbox, tempRoot(b.opts), b.opts.ExtraReadOnly)
 	if err != nil {
 		return Result{}, err
 	}
 	cleanup := func() { removeCreatedMountPoints(spec.Sandbox, p.protected) }
 	defer cleanup() // also when execute fails before the step ran
 	return execute(ctx, p, b.opts, func(rd *runDir) (launch, error) {
+		overlays, err := writeGitConfigOverlays(p.gitConfigs, rd)
+		if err != nil {
+			return launch{}, err
+		}
 		return launch{
 			backend: NameBwrap,
-			argv:    append([]string{bin}, bwrapArgs(p, rd, f, ex)...),
+			argv:    append([]string{bin}, bwrapArgs(p, rd, f, ex, overlays)...),
 			notes:   ex.notes,
 			after:   cleanup,
 		}, nil
@@ -251,7 +256,7 @@ func finalArgs() []string {
 // later mounts cover earlier ones, so tmpfs /tmp comes before anything bound
 // below /tmp, the sandbox comes after the read-only toolchains, and the
 // protected paths come last, over the read-write sandbox.
-func bwrapArgs(p *prepared, rd *runDir, f bwrapFeatures, ex exposure) []string {
+func bwrapArgs(p *prepared, rd *runDir, f bwrapFeatures, ex exposure, overlays []overlay) []string {
 	args := baseArgs(f, os.Geteuid())
 	args = append(args, systemArgs()...)
 	args = append(args, volatileArgs(f, p.limits.FileSizeMB)...)
@@ -278,9 +283,34 @@ func bwrapArgs(p *prepared, rd *runDir, f bwrapFeatures, ex exposure) []string {
 			args = append(args, "--ro-bind", rd.emptyDir, pr.path)
 		}
 	}
+	// Git configs that hold credentials read through a sanitized copy
+	// (over the read-only .git binds above).
+	for _, o := range overlays {
+		args = append(args, "--ro-bind", o.src, o.dst)
+	}
 	args = append(args, finalArgs()...)
 	args = append(args, "--chdir", p.spec.Sandbox)
 	return append(args, limitedArgv(p.limits, p.spec.Script)...)
+}
+
+// overlay is a file bound read-only over another inside the jail.
+type overlay struct{ src, dst string }
+
+// writeGitConfigOverlays writes the sanitized copy of every git config that
+// needs one into the run directory.
+func writeGitConfigOverlays(cfgs []gitConfigFile, rd *runDir) ([]overlay, error) {
+	var out []overlay
+	for i, g := range cfgs {
+		if !g.needsOverlay() {
+			continue
+		}
+		src := filepath.Join(rd.root, "gitconfig-"+strconv.Itoa(i))
+		if err := os.WriteFile(src, g.clean, 0o444); err != nil {
+			return nil, fmt.Errorf("jail: sanitized git config: %w", err)
+		}
+		out = append(out, overlay{src: src, dst: g.path})
+	}
+	return out, nil
 }
 
 // maskArgs hide path behind an empty read-only file or directory.

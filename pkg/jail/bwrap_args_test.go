@@ -3,6 +3,7 @@ package jail
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -57,9 +58,11 @@ func buildTestArgs(t *testing.T, f bwrapFeatures, mutate func(*Spec)) argsFixtur
 	af.rd, err = newRunDir(t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(af.rd.remove)
-	af.ex, err = computeExposure(af.p.pathDirs, af.home, af.sb, nil)
+	af.ex, err = computeExposure(af.p.pathDirs, af.home, af.sb, "", nil)
 	require.NoError(t, err)
-	af.args = bwrapArgs(af.p, af.rd, f, af.ex)
+	overlays, err := writeGitConfigOverlays(af.p.gitConfigs, af.rd)
+	require.NoError(t, err)
+	af.args = bwrapArgs(af.p, af.rd, f, af.ex, overlays)
 	return af
 }
 
@@ -169,37 +172,104 @@ func TestBwrapArgsEtcMasks(t *testing.T) {
 	}
 }
 
-func TestToolchainRoot(t *testing.T) {
+// TestExposureTreeFor: a PATH directory exposes its prefix (bin, sbin,
+// shims) or itself — never the first directory below the home, never a
+// tree holding the home, a credential location, or the runner's own
+// directories.
+func TestExposureTreeFor(t *testing.T) {
 	h := "/home/runner"
+	g := exposureGuard{home: h, sensitive: []string{h + "/actions-runner/_work", h + "/actions-runner/_work/_temp", h + "/actions-runner"}}
 	cases := map[string]string{
 		h + "/.pyenv/shims":                          h + "/.pyenv",
-		h + "/.pyenv/plugins/pyenv-virtualenv/shims": h + "/.pyenv",
+		h + "/.pyenv/plugins/pyenv-virtualenv/shims": h + "/.pyenv/plugins/pyenv-virtualenv",
 		h + "/go/bin":                                h + "/go",
 		h + "/.cargo/bin":                            h + "/.cargo",
-		h + "/.nvm/versions/node/v20.1.0/bin":        h + "/.nvm",
+		h + "/.nvm/versions/node/v20.1.0/bin":        h + "/.nvm/versions/node/v20.1.0",
 		h + "/.local/bin":                            h + "/.local/bin",
-		h + "/.config/composer/vendor/bin":           h + "/.config/composer",
+		h + "/.config/composer/vendor/bin":           h + "/.config/composer/vendor",
+		h + "/.dotnet/tools":                         h + "/.dotnet/tools",
+		h + "/bin":                                   h + "/bin", // its prefix is the home
 		h + "/.local":                                "",
 		h:                                            "",
 		h + "/.ssh/bin":                              "",
 		h + "/.docker/cli-plugins":                   "",
-		"/home/linuxbrew/.linuxbrew/bin":             "/home/linuxbrew/.linuxbrew",
-		"/opt/hostedtoolcache/Python/3.12.1/x64/bin": "/opt/hostedtoolcache/Python/3.12.1/x64",
+		// A self-hosted runner: the tool cache is fine, the runner's own
+		// directories never.
+		h + "/actions-runner/_work/_tool/Python/3.12.1/x64/bin": h + "/actions-runner/_work/_tool/Python/3.12.1/x64",
+		h + "/actions-runner/_work/_temp/tool/bin":              h + "/actions-runner/_work/_temp/tool",
+		h + "/actions-runner/bin":                               h + "/actions-runner/bin",
+		h + "/actions-runner/_work/_temp":                       "",
+		h + "/actions-runner/_work":                             "",
+		"/home/linuxbrew/.linuxbrew/bin":                        "/home/linuxbrew/.linuxbrew",
+		"/opt/hostedtoolcache/Python/3.12.1/x64/bin":            "/opt/hostedtoolcache/Python/3.12.1/x64",
 		"/snap/bin":                      "/snap",
-		"/home/bin":                      "", // its prefix /home contains the real home
+		"/home/bin":                      "/home/bin", // its prefix /home contains the home
 		"/run/current-system/sw/bin":     "",
-		"/bin":                           "",
 		"/nix/store/abc-python-3.12/bin": "/nix/store/abc-python-3.12",
 	}
 	for dir, want := range cases {
-		assert.Equal(t, want, toolchainRoot(dir, h), dir)
+		got, why := g.treeFor(dir)
+		assert.Equal(t, want, got, "%s (%s)", dir, why)
+		if want == "" {
+			assert.NotEmpty(t, why, dir)
+		}
 	}
+}
+
+// TestExposureGuardFromRunnerEnvironment: the runner's directories come
+// from its environment and its installation is found by its credential
+// files.
+func TestExposureGuardFromRunnerEnvironment(t *testing.T) {
+	home := resolvedTempDir(t)
+	runner := filepath.Join(home, "actions-runner")
+	writeFile(t, filepath.Join(runner, ".credentials"), "{}", 0o600)
+	writeFile(t, filepath.Join(runner, "bin", "Runner.Listener"), "", 0o755)
+	temp := filepath.Join(runner, "_work", "_temp")
+	writeFile(t, filepath.Join(temp, "_runner_file_commands", "set_env_x"), "", 0o600)
+	tool := filepath.Join(runner, "_work", "_tool", "go", "1.22", "x64", "bin")
+	writeFile(t, filepath.Join(tool, "go"), "", 0o755)
+	writeFile(t, filepath.Join(temp, "mytool", "bin", "t"), "", 0o755)
+	env := map[string]string{"RUNNER_TEMP": temp, "GITHUB_ENV": filepath.Join(temp, "_runner_file_commands", "set_env_x")}
+	g := newExposureGuard(home, resolvedTempDir(t), "", func(k string) string { return env[k] })
+	ex, err := computeExposureWith([]string{tool, filepath.Join(temp, "mytool", "bin"), filepath.Join(runner, "bin"), temp}, nil, g)
+	require.NoError(t, err)
+	assert.Equal(t, sortedCopy([]string{filepath.Join(runner, "_work", "_tool", "go", "1.22", "x64"), filepath.Join(runner, "bin"),
+		filepath.Join(temp, "mytool")}), ex.roots)
+	require.Len(t, ex.notes, 1)
+	assert.Contains(t, ex.notes[0], temp)
+	for _, r := range ex.roots {
+		assert.False(t, within(filepath.Join(runner, ".credentials"), r), "%s exposes the runner's credentials", r)
+	}
+}
+
+// TestExposureFollowsWhatProgramsNeed: a symlink into a venv (pipx) and a
+// script's interpreter are exposed by the same rules; their siblings not.
+func TestExposureFollowsWhatProgramsNeed(t *testing.T) {
+	home := resolvedTempDir(t)
+	venv := filepath.Join(home, ".local", "share", "pipx", "venvs", "black")
+	writeFile(t, filepath.Join(venv, "bin", "black"), "#!/bin/sh\n", 0o755)
+	writeFile(t, filepath.Join(home, ".local", "share", "other", "secret"), "x", 0o600)
+	bin := filepath.Join(home, ".local", "bin")
+	mustMkdir(t, bin)
+	require.NoError(t, os.Symlink(filepath.Join(venv, "bin", "black"), filepath.Join(bin, "black")))
+	interp := filepath.Join(home, ".pyenv", "versions", "3.12", "bin")
+	writeFile(t, filepath.Join(interp, "python3.12"), "", 0o755)
+	writeFile(t, filepath.Join(bin, "tool"), "#!"+filepath.Join(interp, "python3.12")+" -E\nprint(1)\n", 0o755)
+	ex, err := computeExposure([]string{bin}, home, resolvedTempDir(t), "", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{bin, venv, filepath.Join(home, ".pyenv", "versions", "3.12")}, sortedCopy(ex.roots))
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
 }
 
 func TestComputeExposureExtraReadOnly(t *testing.T) {
 	sb, home := resolvedTempDir(t), resolvedTempDir(t)
 	extra := resolvedTempDir(t)
-	ex, err := computeExposure(nil, home, sb, []string{extra})
+	ex, err := computeExposure(nil, home, sb, "", []string{extra})
 	require.NoError(t, err)
 	assert.Equal(t, []string{extra}, ex.roots)
 	for _, bad := range []string{"relative", "/", filepath.Dir(home), home, sb, filepath.Join(sb), "/run"} {
@@ -212,14 +282,14 @@ func TestComputeExposureExtraReadOnly(t *testing.T) {
 			mustMkdir(t, filepath.Join(sb, "inner"))
 			bad = filepath.Join(sb, "inner")
 		}
-		_, err := computeExposure(nil, home, sb, []string{bad})
+		_, err := computeExposure(nil, home, sb, "", []string{bad})
 		assert.Error(t, err, bad)
 	}
 }
 
 func TestMissingPATHEntryIsSkipped(t *testing.T) {
 	sb, home := resolvedTempDir(t), resolvedTempDir(t)
-	ex, err := computeExposure([]string{filepath.Join(home, "go", "bin"), "/usr/bin"}, home, sb, nil)
+	ex, err := computeExposure([]string{filepath.Join(home, "go", "bin"), "/usr/bin"}, home, sb, "", nil)
 	require.NoError(t, err)
 	assert.Empty(t, ex.roots)
 }

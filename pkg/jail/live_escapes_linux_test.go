@@ -125,3 +125,108 @@ func TestLiveCleanupNeverFollowsSymlinks(t *testing.T) {
 	assert.DirExists(t, filepath.Join(victim, "workflows"), "cleanup followed the planted symlink and removed a directory outside the sandbox")
 	assert.DirExists(t, filepath.Join(victim, "actions"))
 }
+
+// TestLiveGitConfigCredentialsHidden: every git config of every .git in the
+// sandbox reads without credentials in the jail (checkout's extraheader,
+// credential helpers, a token in a remote URL), while git still reads the
+// rest; the files on the host are untouched.
+func TestLiveGitConfigCredentialsHidden(t *testing.T) {
+	f := newFixture(t)
+	sb := f.sandbox
+	token := "ghs_" + randHex(t)
+	writeFile(t, filepath.Join(sb, ".git", "HEAD"), "ref: refs/heads/main\n", 0o644)
+	top := "[core]\n\trepositoryformatversion = 0\n[remote \"origin\"]\n\turl = https://github.com/o/r\n" +
+		"[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic " + token + "-A\n"
+	writeFile(t, filepath.Join(sb, ".git", "config"), top, 0o644)
+	writeFile(t, filepath.Join(sb, ".git", "modules", "sub", "HEAD"), "ref: refs/heads/main\n", 0o644)
+	writeFile(t, filepath.Join(sb, ".git", "modules", "sub", "config"), "[credential]\n\thelper = store "+token+"-B\n[core]\n\tbare = false\n", 0o644)
+	writeFile(t, filepath.Join(sb, "sub", ".git"), "gitdir: ../.git/modules/sub\n", 0o644)
+	writeFile(t, filepath.Join(sb, "inner", ".git", "HEAD"), "ref: refs/heads/main\n", 0o644)
+	writeFile(t, filepath.Join(sb, "inner", ".git", "config"), "[remote \"o\"]\n\turl = https://x-access-token:"+token+"-C@github.com/o/r\n", 0o644)
+	probe := `cat .git/config .git/modules/sub/config inner/.git/config; echo; git config --file .git/config --list 2>&1; echo END`
+
+	control := f.run(f.none, f.spec(probe))
+	for _, s := range []string{"-A", "-B", "-C"} {
+		require.Contains(t, string(control.Output), token+s, "control: unjailed code reads the credential")
+	}
+	res := f.run(f.jail, f.spec(probe))
+	out := string(res.Output)
+	assert.NotContains(t, out, token, "a credential in a git config is readable in the jail")
+	assert.Contains(t, out, "remote.origin.url=https://github.com/o/r", "git still reads the sanitized config")
+	assert.Contains(t, out, "url = \"https://github.com/o/r\"", "the token is cut out of the nested repository's URL")
+	assert.Contains(t, out, "END")
+	assert.Empty(t, res.Tampered)
+	data, err := os.ReadFile(filepath.Join(sb, ".git", "config"))
+	require.NoError(t, err)
+	assert.Equal(t, top, string(data), "the host's file is untouched")
+}
+
+// TestLiveRunnerDirectoriesHidden: a self-hosted runner's layout under the
+// home, with its tool cache and a tool in RUNNER_TEMP on PATH. The tools
+// run in the jail; the runner's credentials, its file-command files and
+// other jobs' checkouts stay unreadable (the jail exposes the PATH
+// directories' prefixes, never their siblings or the runner's own
+// directories).
+func TestLiveRunnerDirectoriesHidden(t *testing.T) {
+	f := newFixture(t)
+	runner := filepath.Join(f.home, "actions-runner")
+	work := filepath.Join(runner, "_work")
+	temp := filepath.Join(work, "_temp")
+	secrets := map[string]string{
+		filepath.Join(runner, ".credentials"):                          "RUNNER-CRED-" + randHex(t),
+		filepath.Join(runner, ".credentials_rsaparams"):                "RUNNER-RSA-" + randHex(t),
+		filepath.Join(temp, "_runner_file_commands", "set_env_abc"):    "FILE-COMMAND-" + randHex(t),
+		filepath.Join(work, "other-repo", "other-repo", ".git", "cfg"): "OTHER-JOB-" + randHex(t),
+	}
+	for p, v := range secrets {
+		writeFile(t, p, v, 0o600)
+	}
+	tool := filepath.Join(work, "_tool", "mytool", "1.0", "x64")
+	writeFile(t, filepath.Join(tool, "bin", "mytool"), "#!/bin/sh\necho \"mytool ok $(cat "+shq(filepath.Join(tool, "share", "data"))+")\"\n", 0o755)
+	writeFile(t, filepath.Join(tool, "share", "data"), "with-its-data", 0o644)
+	writeFile(t, filepath.Join(temp, "setup-x", "bin", "tmptool"), "#!/bin/sh\necho tmptool ok\n", 0o755)
+	t.Setenv("RUNNER_TEMP", temp)
+	t.Setenv("GITHUB_ENV", filepath.Join(temp, "_runner_file_commands", "set_env_abc"))
+
+	var probe strings.Builder
+	for p := range secrets {
+		probe.WriteString("cat " + shq(p) + " 2>/dev/null; echo; ")
+	}
+	probe.WriteString("mytool; tmptool; exit 0")
+	spec := f.spec(probe.String())
+	spec.PATH = filepath.Join(tool, "bin") + ":" + filepath.Join(temp, "setup-x", "bin") + ":" + spec.PATH
+
+	control := f.run(f.none, spec)
+	for _, v := range secrets {
+		require.Contains(t, string(control.Output), v, "control: unjailed code reads the runner's files")
+	}
+	res := f.run(f.jail, spec)
+	out := string(res.Output)
+	for p, v := range secrets {
+		assert.NotContains(t, out, v, "%s is readable in the jail", p)
+	}
+	assert.Contains(t, out, "mytool ok with-its-data", "a tool-cache program runs with its prefix")
+	assert.Contains(t, out, "tmptool ok", "a tool installed under RUNNER_TEMP runs")
+}
+
+// TestLiveCargoConfigToken: ~/.cargo/config.toml is cargo's configuration;
+// when it carries a registry token it is hidden in the jail, otherwise
+// cargo keeps it.
+func TestLiveCargoConfigToken(t *testing.T) {
+	f := newFixture(t)
+	token := "cio" + randHex(t)
+	writeFile(t, filepath.Join(f.home, ".cargo", "bin", "cargo-hi"), "#!/bin/sh\necho cargo-hi\n", 0o755)
+	cfg := filepath.Join(f.home, ".cargo", "config.toml")
+	writeFile(t, cfg, "[registry]\ntoken = \""+token+"\"\n", 0o600)
+	spec := f.spec("cat " + shq(cfg) + "; cargo-hi")
+	spec.PATH = filepath.Join(f.home, ".cargo", "bin") + ":" + spec.PATH
+	control := f.run(f.none, spec)
+	require.Contains(t, string(control.Output), token)
+	res := f.run(f.jail, spec)
+	assert.NotContains(t, string(res.Output), token)
+	assert.Contains(t, string(res.Output), "cargo-hi")
+
+	writeFile(t, cfg, "[build]\njobs = 2\n", 0o600)
+	res = f.run(f.jail, spec)
+	assert.Contains(t, string(res.Output), "jobs = 2", "a config without a token stays visible")
+}

@@ -25,6 +25,9 @@ type prepared struct {
 	before *snapshot
 	// notes go to Result.Reason (e.g. a .git that cannot be bound).
 	notes []string
+	// gitConfigs are the sandbox's git config files, sanitized: the jail
+	// shows clean over each one that holds credentials.
+	gitConfigs []gitConfigFile
 }
 
 // protected is one path kept read-only inside the jail.
@@ -102,6 +105,13 @@ func prepare(spec Spec, opts Options) (*prepared, error) {
 	}
 	if p.protected, p.notes, err = checkProtected(asked, found, spec.Sandbox); err != nil {
 		return nil, err
+	}
+	p.gitConfigs = gitConfigFiles(spec.Sandbox, p.before)
+	for _, g := range p.gitConfigs {
+		if g.hidden != "" {
+			p.notes = append(p.notes, fmt.Sprintf("git config %s is hidden in the jail: %s",
+				strings.TrimPrefix(g.path, spec.Sandbox+"/"), g.hidden))
+		}
 	}
 	return p, nil
 }
