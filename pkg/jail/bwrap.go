@@ -161,10 +161,11 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Result, error) {
 			return launch{}, err
 		}
 		return launch{
-			backend: NameBwrap,
-			argv:    append([]string{bin}, bwrapArgs(p, rd, f, ex, overlays)...),
-			notes:   ex.notes,
-			after:   cleanup,
+			backend:      NameBwrap,
+			argv:         append([]string{bin}, bwrapArgs(p, rd, f, ex, overlays)...),
+			notes:        ex.notes,
+			pidNamespace: true,
+			after:        cleanup,
 		}, nil
 	})
 }
@@ -290,7 +291,7 @@ func bwrapArgs(p *prepared, rd *runDir, f bwrapFeatures, ex exposure, overlays [
 	}
 	args = append(args, finalArgs()...)
 	args = append(args, "--chdir", p.spec.Sandbox)
-	return append(args, limitedArgv(p.limits, p.spec.Script)...)
+	return append(args, preludeArgv(p.limits, p.spec.Script, rd.nproc)...)
 }
 
 // overlay is a file bound read-only over another inside the jail.

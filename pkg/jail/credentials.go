@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"syscall"
 )
 
 // Credential files of common tools. Two kinds:
@@ -88,7 +87,7 @@ func credentialLine(line string) (string, bool) {
 // fileHoldsCredential scans a configuration file (up to 1 MiB) for a
 // credential line; it returns what it found, never the value.
 func fileHoldsCredential(path string) (string, bool) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonBlock, 0)
 	if err != nil {
 		return "", false
 	}

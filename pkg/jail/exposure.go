@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 )
 
 // systemDirs are exposed read-only inside the bwrap jail when present: the
@@ -238,7 +237,7 @@ func programNeeds(dir string) []string {
 
 // shebang returns the absolute interpreter of a script, "" otherwise.
 func shebang(path string) string {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|oNonBlock, 0)
 	if err != nil {
 		return ""
 	}

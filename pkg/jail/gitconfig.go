@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"syscall"
 )
 
 // Git configuration files can carry the job's credentials: actions/checkout
@@ -345,7 +344,7 @@ func gitConfigFiles(sandbox string, s *snapshot) []gitConfigFile {
 
 func readGitConfig(path string) gitConfigFile {
 	g := gitConfigFile{path: path}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonBlock, 0)
 	if err != nil {
 		g.hidden = "unreadable: " + err.Error()
 		return g

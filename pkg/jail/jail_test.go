@@ -3,6 +3,7 @@ package jail
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,10 +16,16 @@ import (
 )
 
 func TestDefaultLimitsAreTheSeeds(t *testing.T) {
-	assert.Equal(t, Limits{CPUSeconds: 60, FileSizeMB: 256, MemoryMB: 2048, WallClock: 90 * time.Second}, DefaultLimits())
+	assert.Equal(t, Limits{CPUSeconds: 60, FileSizeMB: 256, MemoryMB: 2048, WallClock: 90 * time.Second,
+		Tasks: 1024, DiskMB: 4096}, DefaultLimits())
 	l, err := Limits{MemoryMB: 200}.withDefaults()
 	require.NoError(t, err)
-	assert.Equal(t, Limits{CPUSeconds: 60, FileSizeMB: 256, MemoryMB: 200, WallClock: 90 * time.Second}, l)
+	assert.Equal(t, Limits{CPUSeconds: 60, FileSizeMB: 256, MemoryMB: 200, WallClock: 90 * time.Second,
+		Tasks: 1024, DiskMB: 4096}, l)
+	for _, bad := range []Limits{{Tasks: -1}, {DiskMB: -1}} {
+		_, err = bad.withDefaults()
+		assert.Error(t, err)
+	}
 	_, err = Limits{CPUSeconds: -1}.withDefaults()
 	assert.Error(t, err)
 }
@@ -252,8 +259,15 @@ func TestLimitedArgv(t *testing.T) {
 	argv := limitedArgv(Limits{CPUSeconds: 7, FileSizeMB: 3}, "echo hi")
 	require.Len(t, argv, 5)
 	assert.Equal(t, []string{"/bin/sh", "-c"}, argv[:2])
-	assert.Contains(t, argv[2], "ulimit -S -t 7 && ulimit -H -t 8")
-	assert.Contains(t, argv[2], "ulimit -f 6144") // 3 MiB in 512-byte blocks
+	soft := 7
+	if cpuPolled {
+		soft += cpuBackstop // the watchdog enforces 7 s itself; the rlimit is the backstop
+	}
+	assert.Contains(t, argv[2], fmt.Sprintf("ulimit -S -t %d && ulimit -H -t %d", soft, soft+1))
+	assert.Contains(t, argv[2], "ulimit -f 6145") // 3 MiB in 512-byte blocks, plus one
+	assert.NotContains(t, argv[2], "ulimit -u")
+	withTasks := preludeArgv(Limits{CPUSeconds: 7, FileSizeMB: 3}, "echo hi", 50)
+	assert.Contains(t, withTasks[2], "{ ulimit -u 50 2>/dev/null || ulimit -p 50; }")
 	assert.True(t, strings.HasSuffix(argv[2], `exec /bin/sh -c "$1"`))
 	assert.Equal(t, "echo hi", argv[4], "the script is passed as data, never spliced into the prelude")
 }

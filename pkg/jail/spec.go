@@ -76,6 +76,12 @@ func prepare(spec Spec, opts Options) (*prepared, error) {
 	if err := checkEnv(spec.Env); err != nil {
 		return nil, err
 	}
+	if err := checkOutputFile(spec.OutputFile, spec.Sandbox); err != nil {
+		return nil, err
+	}
+	if spec.LiveBytes < 0 {
+		return nil, fmt.Errorf("jail: negative LiveBytes %d", spec.LiveBytes)
+	}
 	asked := append([]string(nil), spec.Protected...)
 	if err := checkProtectedNames(asked, spec.Sandbox); err != nil {
 		return nil, err
@@ -215,6 +221,29 @@ func checkPATH(path, sandbox string) ([]string, error) {
 		dirs = append(dirs, d)
 	}
 	return dirs, nil
+}
+
+// checkOutputFile: absolute, clean, outside the sandbox (the step could
+// otherwise rewrite its own record), in an existing directory, and not an
+// existing directory or symlink.
+func checkOutputFile(path, sandbox string) error {
+	if path == "" {
+		return nil
+	}
+	if !filepath.IsAbs(path) || filepath.Clean(path) != path || strings.ContainsRune(path, 0) {
+		return fmt.Errorf("jail: OutputFile %q must be an absolute, clean path", path)
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+	if err != nil {
+		return fmt.Errorf("jail: OutputFile %q: its directory: %w", path, err)
+	}
+	if within(dir, sandbox) || within(filepath.Join(dir, filepath.Base(path)), sandbox) {
+		return fmt.Errorf("jail: OutputFile %q is inside the sandbox %q; keep it outside, where the step cannot rewrite it", path, sandbox)
+	}
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("jail: OutputFile %q exists and is not a regular file", path)
+	}
+	return nil
 }
 
 // reservedEnv are rebuilt by the jail and cannot be set by policy.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // The tripwire is backend-neutral: the shared runner snapshots the protected
@@ -101,7 +102,7 @@ func idOf(path string, fi fs.FileInfo, hash bool) fileID {
 // hashFileNoFollow hashes a small regular file; an unreadable one hashes
 // as its error text, which differs from any content.
 func hashFileNoFollow(path string) [sha256.Size]byte {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonBlock, 0)
 	if err != nil {
 		return sha256.Sum256([]byte("unreadable: " + err.Error()))
 	}
@@ -141,10 +142,58 @@ type gitFound struct {
 	gitdir string
 }
 
+// sizeProbe, riding along a walk, collects the regular files larger than
+// over that were modified since since, in directories modified since then
+// (a new file, or one replaced by rename). The runner uses it to name a
+// file-size kill the program itself hid (Python ignores SIGXFSZ).
+type sizeProbe struct {
+	over  int64
+	since time.Time
+	found []string
+}
+
+// look checks one listed directory.
+func (sp *sizeProbe) look(abs string, dir fs.FileInfo, ents []fs.DirEntry) {
+	if sp == nil || dir == nil || dir.ModTime().Before(sp.since) {
+		return
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.Size() > sp.over && !fi.ModTime().Before(sp.since) {
+			sp.found = append(sp.found, filepath.Join(abs, e.Name()))
+		}
+	}
+}
+
+// walk checks every directory below root (the private TMPDIR and HOME).
+func (sp *sizeProbe) walk(root string) {
+	stack := []string{root}
+	for n := 0; len(stack) > 0 && n < 100000; n++ {
+		d := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		f, err := os.OpenFile(d, os.O_RDONLY|oNoFollow|oDirectory, 0)
+		if err != nil {
+			continue
+		}
+		fi, _ := f.Stat()
+		ents, _ := f.ReadDir(-1)
+		f.Close()
+		sp.look(d, fi, ents)
+		for _, e := range ents {
+			if e.IsDir() {
+				stack = append(stack, filepath.Join(d, e.Name()))
+			}
+		}
+	}
+}
+
 // findGits walks the sandbox without following symlinks and returns every
 // entry named .git (not descending into .git directories), and the
-// directories it could not list.
-func findGits(sandbox string) ([]gitFound, map[string]fileID, error) {
+// directories it could not list. A probe, when given, looks at every
+// directory on the way.
+func findGits(sandbox string, probe *sizeProbe) ([]gitFound, map[string]fileID, error) {
 	var gits []gitFound
 	unreadable := map[string]fileID{}
 	stack := []string{""}
@@ -153,7 +202,7 @@ func findGits(sandbox string) ([]gitFound, map[string]fileID, error) {
 		rel := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		abs := filepath.Join(sandbox, rel)
-		ents, err := readDirNoFollow(abs)
+		ents, dirInfo, err := readDirInfoNoFollow(abs, probe != nil)
 		if err != nil {
 			if rel == "" {
 				return nil, nil, fmt.Errorf("jail: cannot list the sandbox: %w", err)
@@ -165,6 +214,7 @@ func findGits(sandbox string) ([]gitFound, map[string]fileID, error) {
 			}
 			continue
 		}
+		probe.look(abs, dirInfo, ents)
 		for _, e := range ents {
 			n++
 			if n > tripwireMaxEntries*8 {
@@ -186,12 +236,26 @@ func findGits(sandbox string) ([]gitFound, map[string]fileID, error) {
 
 // readDirNoFollow lists a directory, refusing to open it through a symlink.
 func readDirNoFollow(abs string) ([]fs.DirEntry, error) {
-	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_DIRECTORY, 0)
+	ents, _, err := readDirInfoNoFollow(abs, false)
+	return ents, err
+}
+
+// readDirInfoNoFollow is readDirNoFollow that also stats the directory
+// itself (on the open descriptor) when asked.
+func readDirInfoNoFollow(abs string, stat bool) ([]fs.DirEntry, fs.FileInfo, error) {
+	f, err := os.OpenFile(abs, os.O_RDONLY|oNoFollow|oDirectory, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	return f.ReadDir(-1)
+	var fi fs.FileInfo
+	if stat {
+		if fi, err = f.Stat(); err != nil {
+			return nil, nil, err
+		}
+	}
+	ents, err := f.ReadDir(-1)
+	return ents, fi, err
 }
 
 func joinRel(dir, name string) string {
@@ -236,7 +300,7 @@ func describeGit(sandbox, rel string, t fs.FileMode) gitFound {
 // readGitdirFile returns the path of a "gitdir: PATH" file, "" if it is not
 // one.
 func readGitdirFile(abs string) string {
-	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(abs, os.O_RDONLY|oNoFollow|oNonBlock, 0)
 	if err != nil {
 		return ""
 	}
@@ -253,7 +317,12 @@ func readGitdirFile(abs string) string {
 // takeSnapshot records the protected set: roots (sandbox-relative) plus
 // every .git the walk finds and the in-sandbox gitdirs they point to.
 func takeSnapshot(sandbox string, roots []string) (*snapshot, error) {
-	gits, unreadable, err := findGits(sandbox)
+	return takeSnapshotProbe(sandbox, roots, nil)
+}
+
+// takeSnapshotProbe is takeSnapshot with a size probe riding along the walk.
+func takeSnapshotProbe(sandbox string, roots []string, probe *sizeProbe) (*snapshot, error) {
+	gits, unreadable, err := findGits(sandbox, probe)
 	if err != nil {
 		return nil, err
 	}

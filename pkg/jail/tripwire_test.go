@@ -34,7 +34,7 @@ func TestFindGitsEveryDepthNoFollow(t *testing.T) {
 	require.NoError(t, os.Symlink("../a/b/.git", filepath.Join(sb, "l", ".gitx"))) // not a .git
 	mustMkdir(t, filepath.Join(sb, "s"))
 	require.NoError(t, os.Symlink("../a/b/.git", filepath.Join(sb, "s", ".git")))
-	gits, unreadable, err := findGits(sb)
+	gits, unreadable, err := findGits(sb, nil)
 	require.NoError(t, err)
 	assert.Empty(t, unreadable)
 	assert.Equal(t, []gitFound{

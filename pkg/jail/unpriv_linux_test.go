@@ -72,7 +72,11 @@ func TestLiveUnprivilegedUser(t *testing.T) {
 	for _, must := range []string{"TestLiveNetworkLoopbackTCP", "TestLiveWritesConfined", "TestLiveProtectedGitHooks",
 		"TestLiveMemoryBomb", "TestLiveDaemonsDoNotOutliveTheStep", "TestLiveSecretFilesInHome",
 		"TestLiveHostKernelKnobsReadOnly", "TestLiveJailRootAndDevReadOnly", "TestLiveCleanupNeverFollowsSymlinks",
-		"TestLiveTripwire", "TestLiveTripwireUnjailed", "TestLiveTripwireNoFalseAlarm", "TestLiveTripwireUnreadableDirectory"} {
+		"TestLiveTripwire", "TestLiveTripwireUnjailed", "TestLiveTripwireNoFalseAlarm", "TestLiveTripwireUnreadableDirectory",
+		"TestLiveGitConfigCredentialsHidden", "TestLiveRunnerDirectoriesHidden", "TestLiveCargoConfigToken",
+		"TestLiveMemoryOutsideTheResidentSet", "TestLiveCgroupOffIsNamed", "TestLivePidsCap", "TestLiveDiskCap",
+		"TestLiveCPUKillNamedWhenSIGXCPUIgnored", "TestLiveFileSizeKillNamedWhenSIGXFSZIgnored",
+		"TestLiveOutputFileAndLiveOutput", "TestLiveNoBytecodeCache"} {
 		assert.Contains(t, string(out), "--- PASS: "+must, "%s did not pass unprivileged", must)
 	}
 }
