@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,8 +24,9 @@ import (
 //     else, as root, under <cgroup2 mount>/deponent-jail; the step's first
 //     process is cloned straight into it (CLONE_INTO_CGROUP);
 //   - cgroup v1 (hybrid hosts), as root: memory and pids hierarchies, under
-//     the caller's own cgroup in each; a one-line shell wrapper moves itself
-//     in before it execs the launcher.
+//     the caller's own cgroup in each; the thread that starts the step
+//     joins the step's cgroups (v1 moves single threads), forks, and
+//     returns, so the child is born inside (see startInside).
 //
 // Otherwise the runner falls back to polling resident memory (and counting
 // tasks) and says so in Result.MemoryGuard and TaskGuard.
@@ -43,6 +45,9 @@ type stepCgroup struct {
 	dir     string // v2: the step's cgroup; v1: the memory one
 	pidsDir string // v1 only
 	fd      int    // v2: the directory, for CLONE_INTO_CGROUP; -1 otherwise
+	// v1: the caller's own memory and pids cgroups, where the starting
+	// thread returns (see startInside).
+	ownMem, ownPids string
 }
 
 // newStepCgroup creates the step's cgroup with its limits, or says why it
@@ -179,7 +184,8 @@ func newV1(name string, l Limits) (*stepCgroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	cg := &stepCgroup{version: 1, fd: -1}
+	cg := &stepCgroup{version: 1, fd: -1,
+		ownMem: filepath.Join(memMnt, own["memory"]), ownPids: filepath.Join(pidsMnt, own["pids"])}
 	memParent := filepath.Join(memMnt, own["memory"], cgroupParentName)
 	pidsParent := filepath.Join(pidsMnt, own["pids"], cgroupParentName)
 	for _, p := range []string{memParent, pidsParent} {
@@ -279,8 +285,9 @@ func ownCgroups() (map[string]string, error) {
 	return out, nil
 }
 
-// wrap returns the argv that moves itself into a v1 cgroup before exec'ing
-// argv (v2 uses CLONE_INTO_CGROUP instead, see placeByClone).
+// wrap returns the argv that moves itself into the cgroup before exec'ing
+// argv: the fallback when neither clone3 (v2) nor thread migration (v1)
+// can place the child, at the price of one more exec.
 func (cg *stepCgroup) wrap(argv []string) []string {
 	procs := []string{filepath.Join(cg.dir, "cgroup.procs")}
 	if cg.pidsDir != "" {
@@ -296,6 +303,51 @@ func (cg *stepCgroup) wrap(argv []string) []string {
 // placeByClone reports whether the step's first process can be cloned
 // straight into the cgroup.
 func (cg *stepCgroup) placeByClone() bool { return cg != nil && cg.version == 2 && cg.fd >= 0 }
+
+// placeByThread reports whether the step's first process can be forked by
+// a thread that joined the step's cgroups (v1).
+func (cg *stepCgroup) placeByThread() bool { return cg != nil && cg.version == 1 && cg.ownMem != "" }
+
+// errThreadStuck: the starting thread could not return to the caller's
+// cgroups; its goroutine ends locked so the runtime retires the thread.
+var errThreadStuck = errors.New("jail: the starting thread could not leave the step's cgroup")
+
+// startInside runs start on a thread of its own that has joined the step's
+// v1 cgroups, so the child it forks is born inside them and nothing of it
+// runs outside; the thread then returns to the caller's cgroups. The child
+// is the first thing started there: nothing of the caller is killed with
+// the step (killAll also skips the caller's pid).
+func (cg *stepCgroup) startInside(start func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		tid := strconv.Itoa(syscall.Gettid())
+		if err := writeCgroupFile(cg.dir, "tasks", tid); err != nil {
+			runtime.UnlockOSThread()
+			done <- err
+			return
+		}
+		if err := writeCgroupFile(cg.pidsDir, "tasks", tid); err != nil {
+			if writeCgroupFile(cg.ownMem, "tasks", tid) == nil {
+				runtime.UnlockOSThread()
+			}
+			done <- err
+			return
+		}
+		err := start()
+		back1 := writeCgroupFile(cg.ownMem, "tasks", tid)
+		back2 := writeCgroupFile(cg.ownPids, "tasks", tid)
+		if back1 != nil || back2 != nil {
+			// Stay locked: the goroutine ends and the runtime terminates
+			// the thread instead of reusing it inside the step's cgroup.
+			done <- errors.Join(err, errThreadStuck, back1, back2)
+			return
+		}
+		runtime.UnlockOSThread()
+		done <- err
+	}()
+	return <-done
+}
 
 // cgroupFD is the directory descriptor for CLONE_INTO_CGROUP.
 func (cg *stepCgroup) cgroupFD() int { return cg.fd }
@@ -370,7 +422,9 @@ func (cg *stepCgroup) killAll() ([]int, error) {
 		}
 		left = pids
 		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			if pid != os.Getpid() {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
 		}
 		time.Sleep(time.Duration(round/10+1) * time.Millisecond)
 	}

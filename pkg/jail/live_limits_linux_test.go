@@ -12,9 +12,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -309,4 +311,65 @@ i=0; while [ $i -lt 300 ]; do echo "filler line $i 0123456789"; i=$((i+1)); done
 	spec.OutputFile = filepath.Join(f.sandbox, "self.log")
 	_, err = f.jail.Run(context.Background(), spec)
 	assert.ErrorContains(t, err, "inside the sandbox")
+}
+
+// TestLiveCgroupPlacement checks the two ways the step's first process is
+// born inside its cgroup, as root: CLONE_INTO_CGROUP on a cgroup v2
+// hierarchy (the mechanism, on whatever v2 hierarchy this host has), and on
+// a v1 host the starting thread's round trip — after steps, every thread of
+// the caller is back in the caller's own cgroups.
+func TestLiveCgroupPlacement(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Log("cgroups are created as root only; the unprivileged run checks the fallback (TestLiveCgroupOffIsNamed)")
+		return
+	}
+	own := func() map[string]string {
+		out := map[string]string{}
+		tasks, _ := filepath.Glob("/proc/self/task/*/cgroup")
+		for _, f := range tasks {
+			data, _ := os.ReadFile(f)
+			for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				parts := strings.SplitN(line, ":", 3)
+				if len(parts) == 3 && (strings.Contains(parts[1], "memory") || strings.Contains(parts[1], "pids") || parts[1] == "") {
+					key := parts[0] + ":" + parts[1]
+					if prev, ok := out[key]; ok && prev != parts[2] {
+						out[key] = "MIXED " + prev + " / " + parts[2]
+					} else {
+						out[key] = parts[2]
+					}
+				}
+			}
+		}
+		return out
+	}
+	before := own()
+	f := newFixture(t)
+	for i := 0; i < 5; i++ {
+		res := f.run(f.jail, f.spec("true"))
+		require.Equal(t, GuardCgroup, res.MemoryGuard)
+	}
+	assert.Equal(t, before, own(), "every thread of the caller is back in its own cgroups")
+
+	mnt := cgroupMount("cgroup2", "")
+	if mnt == "" {
+		skipOrFail(t, "no cgroup v2 hierarchy to check CLONE_INTO_CGROUP on")
+	}
+	dir := filepath.Join(mnt, "deponent-jail-test-"+randHex(t))
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	t.Cleanup(func() { syscall.Rmdir(dir) })
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer syscall.Close(fd)
+	cmd := exec.Command("/bin/sleep", "5")
+	cmd.SysProcAttr = sysProcAttr()
+	withCgroupFD(cmd.SysProcAttr, fd)
+	require.NoError(t, cmd.Start())
+	cg := &stepCgroup{version: 2, dir: dir, fd: -1}
+	pids, err := cg.procs()
+	require.NoError(t, err)
+	assert.Equal(t, []int{cmd.Process.Pid}, pids, "the child was born in the v2 cgroup")
+	left, err := cg.killAll()
+	assert.NoError(t, err)
+	assert.Empty(t, left)
+	_ = cmd.Wait()
 }

@@ -119,6 +119,21 @@ func execute(ctx context.Context, p *prepared, opts Options, build func(*runDir)
 			cmd = newCmd(cg.wrap(l.argv), false)
 			err = cmd.Start()
 		}
+	case cg.placeByThread():
+		cmd = newCmd(l.argv, false)
+		if err = cg.startInside(cmd.Start); err != nil && cmd.Process != nil {
+			// Started, but the starting thread is stuck in the step's
+			// cgroup: stop the step rather than run it half-placed.
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			out.Close()
+			marker.Close()
+			return Result{}, err
+		}
+		if err != nil {
+			cmd = newCmd(cg.wrap(l.argv), false)
+			err = cmd.Start()
+		}
 	default:
 		cmd = newCmd(cg.wrap(l.argv), false)
 		err = cmd.Start()
@@ -609,7 +624,9 @@ func (w *watchdog) kill(killed, reason string) {
 	if w.cg != nil {
 		if pids, err := w.cg.procs(); err == nil {
 			for _, pid := range pids {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+				if pid != os.Getpid() {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
 			}
 		}
 		return
