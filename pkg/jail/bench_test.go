@@ -112,7 +112,7 @@ func floorArgv(b *testing.B, spec Spec, opts Options) []string {
 		b.Fatal(err)
 	}
 	b.Cleanup(rd.remove)
-	ex, err := computeExposure(p.pathDirs, p.realHome, spec.Sandbox, tempRoot(opts), nil)
+	ex, err := computeExposure(p.pathDirs, p.realHome, spec.Sandbox, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -149,7 +149,8 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return refuse(NameBwrap, err.Error()), nil
 	}
-	ex, err := computeExposure(p.pathDirs, p.realHome, spec.Sandbox, tempRoot(b.opts), b.opts.ExtraReadOnly)
+	ex, err := computeExposureWith(p.pathDirs, b.opts.ExtraReadOnly,
+		newExposureGuard(p.realHome, spec.Sandbox, tempRoot(b.opts), os.Getenv))
 	if err != nil {
 		return Result{}, err
 	}

@@ -58,7 +58,7 @@ func buildTestArgs(t *testing.T, f bwrapFeatures, mutate func(*Spec)) argsFixtur
 	af.rd, err = newRunDir(t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(af.rd.remove)
-	af.ex, err = computeExposure(af.p.pathDirs, af.home, af.sb, "", nil)
+	af.ex, err = computeExposure(af.p.pathDirs, af.home, af.sb, nil)
 	require.NoError(t, err)
 	overlays, err := writeGitConfigOverlays(af.p.gitConfigs, af.rd)
 	require.NoError(t, err)
@@ -255,7 +255,7 @@ func TestExposureFollowsWhatProgramsNeed(t *testing.T) {
 	interp := filepath.Join(home, ".pyenv", "versions", "3.12", "bin")
 	writeFile(t, filepath.Join(interp, "python3.12"), "", 0o755)
 	writeFile(t, filepath.Join(bin, "tool"), "#!"+filepath.Join(interp, "python3.12")+" -E\nprint(1)\n", 0o755)
-	ex, err := computeExposure([]string{bin}, home, resolvedTempDir(t), "", nil)
+	ex, err := computeExposure([]string{bin}, home, resolvedTempDir(t), nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{bin, venv, filepath.Join(home, ".pyenv", "versions", "3.12")}, sortedCopy(ex.roots))
 }
@@ -269,7 +269,7 @@ func sortedCopy(s []string) []string {
 func TestComputeExposureExtraReadOnly(t *testing.T) {
 	sb, home := resolvedTempDir(t), resolvedTempDir(t)
 	extra := resolvedTempDir(t)
-	ex, err := computeExposure(nil, home, sb, "", []string{extra})
+	ex, err := computeExposure(nil, home, sb, []string{extra})
 	require.NoError(t, err)
 	assert.Equal(t, []string{extra}, ex.roots)
 	for _, bad := range []string{"relative", "/", filepath.Dir(home), home, sb, filepath.Join(sb), "/run"} {
@@ -282,14 +282,14 @@ func TestComputeExposureExtraReadOnly(t *testing.T) {
 			mustMkdir(t, filepath.Join(sb, "inner"))
 			bad = filepath.Join(sb, "inner")
 		}
-		_, err := computeExposure(nil, home, sb, "", []string{bad})
+		_, err := computeExposure(nil, home, sb, []string{bad})
 		assert.Error(t, err, bad)
 	}
 }
 
 func TestMissingPATHEntryIsSkipped(t *testing.T) {
 	sb, home := resolvedTempDir(t), resolvedTempDir(t)
-	ex, err := computeExposure([]string{filepath.Join(home, "go", "bin"), "/usr/bin"}, home, sb, "", nil)
+	ex, err := computeExposure([]string{filepath.Join(home, "go", "bin"), "/usr/bin"}, home, sb, nil)
 	require.NoError(t, err)
 	assert.Empty(t, ex.roots)
 }

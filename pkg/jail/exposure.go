@@ -278,8 +278,11 @@ func coveredBySystem(path string) bool {
 // directory's prefix or the directory itself, and what its programs need —
 // never their siblings, never the runner's own directories), the
 // operator's extra paths, and the credential masks inside them.
-func computeExposure(pathDirs []string, home, sandbox, tempRoot string, extra []string) (exposure, error) {
-	return computeExposureWith(pathDirs, extra, newExposureGuard(home, sandbox, tempRoot, os.Getenv))
+//
+// The jail's own private directories are guarded as the default TempRoot;
+// a backend with another TempRoot uses computeExposureWith.
+func computeExposure(pathDirs []string, home, sandbox string, extra []string) (exposure, error) {
+	return computeExposureWith(pathDirs, extra, newExposureGuard(home, sandbox, tempRoot(Options{}), os.Getenv))
 }
 
 func computeExposureWith(pathDirs, extra []string, g exposureGuard) (exposure, error) {

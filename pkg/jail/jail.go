@@ -89,10 +89,10 @@ type Spec struct {
 
 	// OutputFile, when set, is where the step's FULL output is kept after
 	// the run: an absolute path outside the sandbox, in an existing
-	// directory, not a directory or symlink itself. It is written beside
-	// its final name and renamed into place once the step is over (never
-	// half-written), mode 0600; its sha256 is Result.OutputSHA256. When the
-	// step did not run (no-jail), no file is made.
+	// directory, not a directory or symlink itself. Once the step is over
+	// the output is copied beside it, checked against Result.OutputSHA256,
+	// synced and renamed into place (never half-written), mode 0600. When
+	// the step did not run (no-jail), no file is made.
 	OutputFile string
 	// Live, when set, receives the output while the step runs (copied from
 	// the output file, so a slow writer never stalls the step), at most

@@ -4,6 +4,8 @@ package jail
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -80,17 +82,11 @@ func execute(ctx context.Context, p *prepared, opts Options, build func(*runDir)
 		res.Killed = KilledCanceled
 		return res, nil
 	}
-	out, err := openOutput(p.spec.OutputFile, rd.out)
+	out, err := os.OpenFile(rd.out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
 	if err != nil {
-		return Result{}, err
+		return Result{}, fmt.Errorf("jail: output file: %w", err)
 	}
-	outPath := out.Name()
-	keep := false
-	defer func() {
-		if !keep && outPath != rd.out {
-			os.Remove(outPath)
-		}
-	}()
+	outPath := rd.out
 	marker, err := os.OpenFile(rd.started, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		out.Close()
@@ -210,55 +206,53 @@ func execute(ctx context.Context, p *prepared, opts Options, build func(*runDir)
 	}
 	res.Tampered, res.Reason = tripwireResult(after.tripwire, after.tripErr, res.Reason)
 	if p.spec.OutputFile != "" {
-		if err := publishOutput(outPath, p.spec.OutputFile); err != nil {
+		if err := publishOutput(outPath, p.spec.OutputFile, res.OutputSHA256); err != nil {
 			return res, err
 		}
-		keep = true
 	}
 	// A step whose processes could not all be killed breaks the contract:
 	// the Result is still returned, with the error, for the caller to record.
 	return res, sweepErr
 }
 
-// openOutput opens the file the step writes its output to: beside
-// Spec.OutputFile (renamed into place at the end) or in the run directory.
-func openOutput(final, fallback string) (*os.File, error) {
-	if final == "" {
-		f, err := os.OpenFile(fallback, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
-		if err != nil {
-			return nil, fmt.Errorf("jail: output file: %w", err)
-		}
-		return f, nil
-	}
-	f, err := os.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".part-*")
-	if err != nil {
-		return nil, fmt.Errorf("jail: output file %s: %w", final, err)
-	}
-	// O_APPEND like the fallback, so the launcher and the step share one
-	// end of file.
-	name := f.Name()
-	f.Close()
-	if f, err = os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
-		os.Remove(name)
-		return nil, fmt.Errorf("jail: output file %s: %w", final, err)
-	}
-	return f, nil
-}
-
-// publishOutput makes the finished output durable and moves it into place.
-func publishOutput(tmp, final string) error {
-	f, err := os.OpenFile(tmp, os.O_RDONLY, 0)
+// publishOutput copies the finished output to final: into a file beside
+// it, checked against the hash the Result carries, synced, then renamed
+// into place, so final is never half-written and always what the ledger
+// records.
+func publishOutput(src, final, wantSHA string) error {
+	in, err := os.Open(src)
 	if err != nil {
 		return fmt.Errorf("jail: output file: %w", err)
 	}
-	err = f.Sync()
-	f.Close()
+	defer in.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".part-*")
 	if err != nil {
-		return fmt.Errorf("jail: output file: %w", err)
-	}
-	if err := os.Rename(tmp, final); err != nil {
 		return fmt.Errorf("jail: output file %s: %w", final, err)
 	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(tmp, h), in); err != nil {
+		return fmt.Errorf("jail: output file %s: %w", final, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != wantSHA {
+		return fmt.Errorf("jail: output file %s: the output changed while it was kept (sha256 %s, recorded %s)", final, got, wantSHA)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("jail: output file %s: %w", final, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("jail: output file %s: %w", final, err)
+	}
+	if err := os.Rename(tmp.Name(), final); err != nil {
+		return fmt.Errorf("jail: output file %s: %w", final, err)
+	}
+	done = true
 	return nil
 }
 

@@ -152,17 +152,25 @@ type sizeProbe struct {
 	found []string
 }
 
+// dirEnt is one entry of a listed directory: its name and type (ModeDir,
+// ModeSymlink, 0 for a regular file, ModeIrregular for anything else).
+type dirEnt struct {
+	name string
+	typ  fs.FileMode
+}
+
 // look checks one listed directory.
-func (sp *sizeProbe) look(abs string, dir fs.FileInfo, ents []fs.DirEntry) {
-	if sp == nil || dir == nil || dir.ModTime().Before(sp.since) {
+func (sp *sizeProbe) look(abs string, dir *dirStat, ents []dirEnt) {
+	if sp == nil || dir == nil || dirMtime(dir) < sp.since.UnixNano() {
 		return
 	}
 	for _, e := range ents {
-		if !e.Type().IsRegular() {
+		if e.typ != 0 {
 			continue
 		}
-		if fi, err := e.Info(); err == nil && fi.Size() > sp.over && !fi.ModTime().Before(sp.since) {
-			sp.found = append(sp.found, filepath.Join(abs, e.Name()))
+		p := filepath.Join(abs, e.name)
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() > sp.over && !fi.ModTime().Before(sp.since) {
+			sp.found = append(sp.found, p)
 		}
 	}
 }
@@ -173,17 +181,14 @@ func (sp *sizeProbe) walk(root string) {
 	for n := 0; len(stack) > 0 && n < 100000; n++ {
 		d := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		f, err := os.OpenFile(d, os.O_RDONLY|oNoFollow|oDirectory, 0)
+		ents, st, err := scanDir(d, true)
 		if err != nil {
 			continue
 		}
-		fi, _ := f.Stat()
-		ents, _ := f.ReadDir(-1)
-		f.Close()
-		sp.look(d, fi, ents)
+		sp.look(d, st, ents)
 		for _, e := range ents {
-			if e.IsDir() {
-				stack = append(stack, filepath.Join(d, e.Name()))
+			if e.typ == fs.ModeDir {
+				stack = append(stack, filepath.Join(d, e.name))
 			}
 		}
 	}
@@ -202,7 +207,7 @@ func findGits(sandbox string, probe *sizeProbe) ([]gitFound, map[string]fileID, 
 		rel := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		abs := filepath.Join(sandbox, rel)
-		ents, dirInfo, err := readDirInfoNoFollow(abs, probe != nil)
+		ents, dirInfo, err := scanDir(abs, probe != nil)
 		if err != nil {
 			if rel == "" {
 				return nil, nil, fmt.Errorf("jail: cannot list the sandbox: %w", err)
@@ -220,12 +225,12 @@ func findGits(sandbox string, probe *sizeProbe) ([]gitFound, map[string]fileID, 
 			if n > tripwireMaxEntries*8 {
 				return nil, nil, fmt.Errorf("jail: the sandbox has more than %d entries; too many to check for .git", tripwireMaxEntries*8)
 			}
-			child := joinRel(rel, e.Name())
-			if e.Name() == gitName {
-				gits = append(gits, describeGit(sandbox, child, e.Type()))
+			child := joinRel(rel, e.name)
+			if e.name == gitName {
+				gits = append(gits, describeGit(sandbox, child, e.typ))
 				continue
 			}
-			if e.IsDir() {
+			if e.typ == fs.ModeDir {
 				stack = append(stack, child)
 			}
 		}
@@ -236,26 +241,12 @@ func findGits(sandbox string, probe *sizeProbe) ([]gitFound, map[string]fileID, 
 
 // readDirNoFollow lists a directory, refusing to open it through a symlink.
 func readDirNoFollow(abs string) ([]fs.DirEntry, error) {
-	ents, _, err := readDirInfoNoFollow(abs, false)
-	return ents, err
-}
-
-// readDirInfoNoFollow is readDirNoFollow that also stats the directory
-// itself (on the open descriptor) when asked.
-func readDirInfoNoFollow(abs string, stat bool) ([]fs.DirEntry, fs.FileInfo, error) {
 	f, err := os.OpenFile(abs, os.O_RDONLY|oNoFollow|oDirectory, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer f.Close()
-	var fi fs.FileInfo
-	if stat {
-		if fi, err = f.Stat(); err != nil {
-			return nil, nil, err
-		}
-	}
-	ents, err := f.ReadDir(-1)
-	return ents, fi, err
+	return f.ReadDir(-1)
 }
 
 func joinRel(dir, name string) string {
