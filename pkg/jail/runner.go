@@ -199,7 +199,7 @@ func execute(ctx context.Context, p *prepared, opts Options, build func(*runDir)
 	}
 	// Caps the step hit and then ended by itself (or was killed for by the
 	// kernel before a poll saw it): the kill is still named.
-	after := endOfStepChecks(p, rd, cg, disk, w, res.OutputBytes)
+	after := endOfStepChecks(p, rd, cg, disk, w, res.OutputBytes, res.ExitCode != 0)
 	if res.Killed == "" && after.killed != "" {
 		res.Reason = joinReason(fmt.Sprintf("%s (the command's exit status was %d)", after.reason, res.ExitCode), res.Reason)
 		res.ExitCode, res.Killed = -1, after.killed
@@ -266,10 +266,15 @@ type endChecks struct {
 // endOfStepChecks runs once the step is over: the memory and task events of
 // the cgroup (a kill by the kernel the last poll did not see), the disk use,
 // files left at the file-size cap, and the tripwire.
-func endOfStepChecks(p *prepared, rd *runDir, cg *stepCgroup, disk *diskGuard, w *watchdog, outBytes int64) endChecks {
+func endOfStepChecks(p *prepared, rd *runDir, cg *stepCgroup, disk *diskGuard, w *watchdog, outBytes int64, failed bool) endChecks {
 	var e endChecks
 	capBytes := int64(p.limits.FileSizeMB) << 20
-	probe := &sizeProbe{over: capBytes, since: w.started}
+	// Files past the cap are looked for only when the step failed: a write
+	// the cap stopped makes the program fail (Python: OSError, exit 1).
+	var probe *sizeProbe
+	if failed {
+		probe = &sizeProbe{over: capBytes, since: w.started}
+	}
 	if p.before != nil {
 		after, err := takeSnapshotProbe(p.spec.Sandbox, p.before.roots, probe)
 		if err != nil {
@@ -278,8 +283,12 @@ func endOfStepChecks(p *prepared, rd *runDir, cg *stepCgroup, disk *diskGuard, w
 			e.tripwire = diffSnapshots(p.before, after)
 		}
 	}
-	probe.walk(rd.tmp)
-	probe.walk(rd.home)
+	if probe == nil {
+		probe = &sizeProbe{}
+	} else {
+		probe.walk(rd.tmp)
+		probe.walk(rd.home)
+	}
 	for path := range w.seenAtCap {
 		if fi, err := os.Stat(path); err == nil && fi.Size() > capBytes {
 			probe.found = append(probe.found, path)
@@ -568,7 +577,9 @@ func (w *watchdog) sample() bool {
 			pids = append(pids, m.pid)
 			cpu[m.pid] = m.cpuTicks
 		}
-		if tasks >= w.limits.Tasks {
+		// The launcher outside the jail is counted too: over the cap by
+		// more than that means the cap was reached.
+		if tasks > w.limits.Tasks {
 			w.kill(fmt.Sprintf("pids>%d", w.limits.Tasks),
 				fmt.Sprintf("the step reached its %d-task limit (%d processes and threads)", w.limits.Tasks, tasks))
 			return true
@@ -686,9 +697,11 @@ func classify(ps *os.ProcessState, waitErr error, killed, reason string, l Limit
 	case sig == syscall.SIGXCPU:
 		return -1, "cpu>" + strconv.Itoa(l.CPUSeconds) + "s",
 			fmt.Sprintf("CPU time limit (RLIMIT_CPU) reached: SIGXCPU, exit status %d", code)
-	case sig == syscall.SIGKILL && cpuTime(ps) >= time.Duration(l.CPUSeconds)*time.Second:
+	case sig == syscall.SIGKILL && !cpuPolled && cpuTime(ps) >= time.Duration(l.CPUSeconds)*time.Second:
 		// SIGXCPU ignored: the hard limit's SIGKILL followed. The child's
-		// CPU time includes every descendant it (and they) reaped.
+		// CPU time includes every descendant it (and they) reaped. (Where
+		// the watchdog polls CPU time it names the kill itself, and a
+		// SIGKILL after much CPU may be the OOM killer's.)
 		return -1, "cpu>" + strconv.Itoa(l.CPUSeconds) + "s",
 			fmt.Sprintf("CPU time limit reached: SIGKILL at the hard RLIMIT_CPU (%d s of CPU used)", int(cpuTime(ps).Seconds()))
 	case sig == syscall.SIGXFSZ:
