@@ -163,8 +163,14 @@ func parseGitSectionHeader(s string) (name, sub, rest string, err error) {
 	if i < len(s) && s[i] == ']' {
 		if dot := strings.IndexByte(name, '.'); dot >= 0 {
 			name, sub = name[:dot], name[dot+1:]
+			if name == "" || sub == "" {
+				return "", "", "", errors.New("malformed section name")
+			}
 		}
 		return name, sub, s[i+1:], nil
+	}
+	if strings.Contains(name, ".") {
+		return "", "", "", errors.New("a dotted section name with a quoted subsection")
 	}
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 		i++

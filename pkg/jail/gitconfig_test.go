@@ -99,7 +99,7 @@ func TestSanitizeGitConfigCleanIsUnchanged(t *testing.T) {
 }
 
 func TestSanitizeGitConfigRefusesWhatItCannotParse(t *testing.T) {
-	for _, bad := range []string{"token = x\n", "[core\n", "[a \"b]\n", "[a]\n\t9x = 1\n", "[a]\n\tb = \"open\n", "[a]\n\tb = x\\q\n", "[a]\n\tb c\n"} {
+	for _, bad := range []string{"token = x\n", "[core\n", "[.]\na = 1\n", "[a.]\nb = 1\n", "[a.b \"c\"]\nd = 1\n", "[a \"b]\n", "[a]\n\t9x = 1\n", "[a]\n\tb = \"open\n", "[a]\n\tb = x\\q\n", "[a]\n\tb c\n"} {
 		_, _, err := sanitizeGitConfig([]byte(bad))
 		assert.ErrorIs(t, err, errGitConfigSyntax, "%q", bad)
 	}
