@@ -9,8 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -199,44 +201,115 @@ func (sp *sizeProbe) walk(root string) {
 // directories it could not list. A probe, when given, looks at every
 // directory on the way.
 func findGits(sandbox string, probe *sizeProbe) ([]gitFound, map[string]fileID, error) {
-	var gits []gitFound
-	unreadable := map[string]fileID{}
-	stack := []string{""}
-	n := 0
-	for len(stack) > 0 {
-		rel := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		abs := filepath.Join(sandbox, rel)
-		ents, dirInfo, err := scanDir(abs, probe != nil)
+	// The root first, alone: an unlistable sandbox is an error.
+	rootEnts, rootInfo, err := scanDir(sandbox, probe != nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("jail: cannot list the sandbox: %w", err)
+	}
+	// Then the directories in parallel: each is independent, and the walk
+	// is system calls, one or two per directory, on the step's critical
+	// path twice.
+	w := &gitWalk{sandbox: sandbox, probe: probe, unreadable: map[string]fileID{}}
+	w.cond = sync.NewCond(&w.mu)
+	w.visit("", rootEnts, rootInfo)
+	workers := min(max(runtime.NumCPU(), 1), 4)
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.work()
+		}()
+	}
+	wg.Wait()
+	if w.err != nil {
+		return nil, nil, w.err
+	}
+	sort.Slice(w.gits, func(i, j int) bool { return w.gits[i].rel < w.gits[j].rel })
+	return w.gits, w.unreadable, nil
+}
+
+// gitWalk is findGits' shared state: a stack of directories to list, the
+// results, and how many workers are busy (the walk ends when the stack is
+// empty and nobody is listing).
+type gitWalk struct {
+	sandbox    string
+	probe      *sizeProbe
+	mu         sync.Mutex
+	cond       *sync.Cond
+	stack      []string
+	busy       int
+	n          int
+	gits       []gitFound
+	unreadable map[string]fileID
+	err        error
+}
+
+func (w *gitWalk) work() {
+	for {
+		w.mu.Lock()
+		for len(w.stack) == 0 && w.busy > 0 && w.err == nil {
+			w.cond.Wait()
+		}
+		if len(w.stack) == 0 || w.err != nil {
+			w.cond.Broadcast()
+			w.mu.Unlock()
+			return
+		}
+		rel := w.stack[len(w.stack)-1]
+		w.stack = w.stack[:len(w.stack)-1]
+		w.busy++
+		w.mu.Unlock()
+
+		abs := filepath.Join(w.sandbox, rel)
+		ents, dirInfo, err := scanDir(abs, w.probe != nil)
+		var unreadable *fileID
 		if err != nil {
-			if rel == "" {
-				return nil, nil, fmt.Errorf("jail: cannot list the sandbox: %w", err)
-			}
 			if fi, lerr := os.Lstat(abs); lerr == nil {
 				id := idOf(abs, fi, false)
 				id.kind = kUnreadable
-				unreadable[rel] = id
+				unreadable = &id
 			}
+		}
+
+		w.mu.Lock()
+		if unreadable != nil {
+			w.unreadable[rel] = *unreadable
+		}
+		if err == nil {
+			w.visitLocked(rel, ents, dirInfo)
+		}
+		w.busy--
+		w.cond.Broadcast()
+		w.mu.Unlock()
+	}
+}
+
+func (w *gitWalk) visit(rel string, ents []dirEnt, dirInfo *dirStat) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.visitLocked(rel, ents, dirInfo)
+}
+
+// visitLocked records one listed directory (w.mu held).
+func (w *gitWalk) visitLocked(rel string, ents []dirEnt, dirInfo *dirStat) {
+	w.probe.look(filepath.Join(w.sandbox, rel), dirInfo, ents)
+	for _, e := range ents {
+		if w.n++; w.n > tripwireMaxEntries*8 {
+			if w.err == nil {
+				w.err = fmt.Errorf("jail: the sandbox has more than %d entries; too many to check for .git", tripwireMaxEntries*8)
+			}
+			return
+		}
+		child := joinRel(rel, e.name)
+		if e.name == gitName {
+			w.gits = append(w.gits, describeGit(w.sandbox, child, e.typ))
 			continue
 		}
-		probe.look(abs, dirInfo, ents)
-		for _, e := range ents {
-			n++
-			if n > tripwireMaxEntries*8 {
-				return nil, nil, fmt.Errorf("jail: the sandbox has more than %d entries; too many to check for .git", tripwireMaxEntries*8)
-			}
-			child := joinRel(rel, e.name)
-			if e.name == gitName {
-				gits = append(gits, describeGit(sandbox, child, e.typ))
-				continue
-			}
-			if e.typ == fs.ModeDir {
-				stack = append(stack, child)
-			}
+		if e.typ == fs.ModeDir {
+			w.stack = append(w.stack, child)
 		}
 	}
-	sort.Slice(gits, func(i, j int) bool { return gits[i].rel < gits[j].rel })
-	return gits, unreadable, nil
 }
 
 // readDirNoFollow lists a directory, refusing to open it through a symlink.
