@@ -188,17 +188,27 @@ func newV1(name string, l Limits) (*stepCgroup, error) {
 		ownMem: filepath.Join(memMnt, own["memory"]), ownPids: filepath.Join(pidsMnt, own["pids"])}
 	memParent := filepath.Join(memMnt, own["memory"], cgroupParentName)
 	pidsParent := filepath.Join(pidsMnt, own["pids"], cgroupParentName)
-	for _, p := range []string{memParent, pidsParent} {
-		if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return nil, err
+	// Parent and child, retried once: another step's cleanup may remove an
+	// empty parent between the two.
+	mkdirIn := func(parent, child string) error {
+		var err error
+		for try := 0; try < 2; try++ {
+			if err = os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+				return err
+			}
+			if err = os.Mkdir(child, 0o755); !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
 		}
+		return err
 	}
 	cg.dir = filepath.Join(memParent, name)
-	if err := os.Mkdir(cg.dir, 0o755); err != nil {
+	if err := mkdirIn(memParent, cg.dir); err != nil {
 		return nil, err
 	}
 	cg.pidsDir = filepath.Join(pidsParent, name)
-	if err := os.Mkdir(cg.pidsDir, 0o755); err != nil {
+	if err := mkdirIn(pidsParent, cg.pidsDir); err != nil {
+		cg.pidsDir = ""
 		cg.remove()
 		return nil, err
 	}
@@ -442,12 +452,20 @@ func (cg *stepCgroup) remove() {
 		if d == "" {
 			continue
 		}
-		for i := 0; i < 50; i++ {
+		// The kernel may still be tearing the last tasks down: retry with a
+		// growing pause, about a second in all.
+		for i := 1; i <= 45; i++ {
 			err := syscall.Rmdir(d)
 			if err == nil || errors.Is(err, syscall.ENOENT) {
 				break
 			}
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Duration(i) * time.Millisecond)
+		}
+		if cg.version == 1 {
+			// v1 parents live inside the caller's own cgroup, which its
+			// owner may want to remove: leave nothing behind once no step
+			// uses them (EBUSY while another step does; fine).
+			_ = syscall.Rmdir(filepath.Dir(d))
 		}
 	}
 }
