@@ -319,38 +319,39 @@ func (cg *stepCgroup) placeByClone() bool { return cg != nil && cg.version == 2 
 func (cg *stepCgroup) placeByThread() bool { return cg != nil && cg.version == 1 && cg.ownMem != "" }
 
 // errThreadStuck: the starting thread could not return to the caller's
-// cgroups; its goroutine ends locked so the runtime retires the thread.
+// cgroups.
 var errThreadStuck = errors.New("jail: the starting thread could not leave the step's cgroup")
 
-// startInside runs start on a thread of its own that has joined the step's
-// v1 cgroups, so the child it forks is born inside them and nothing of it
-// runs outside; the thread then returns to the caller's cgroups. The child
-// is the first thing started there: nothing of the caller is killed with
-// the step (killAll also skips the caller's pid).
+// startInside runs start on a thread that has joined the step's v1 cgroups
+// (v1 moves single threads), so the child it forks is born inside them and
+// nothing of it runs outside; the thread then returns to the caller's own
+// cgroups. (Retiring the thread instead would save two moves, but a
+// goroutine may run on the main thread, which the runtime never ends.) A
+// thread that cannot return stays locked to a goroutine that ends, and is
+// reported: the step is then not run. killAll skips the caller's pid.
 func (cg *stepCgroup) startInside(start func() error) error {
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
 		tid := strconv.Itoa(syscall.Gettid())
+		back := func() error {
+			return errors.Join(writeCgroupFile(cg.ownMem, "tasks", tid), writeCgroupFile(cg.ownPids, "tasks", tid))
+		}
 		if err := writeCgroupFile(cg.dir, "tasks", tid); err != nil {
 			runtime.UnlockOSThread()
 			done <- err
 			return
 		}
 		if err := writeCgroupFile(cg.pidsDir, "tasks", tid); err != nil {
-			if writeCgroupFile(cg.ownMem, "tasks", tid) == nil {
+			if back() == nil {
 				runtime.UnlockOSThread()
 			}
 			done <- err
 			return
 		}
 		err := start()
-		back1 := writeCgroupFile(cg.ownMem, "tasks", tid)
-		back2 := writeCgroupFile(cg.ownPids, "tasks", tid)
-		if back1 != nil || back2 != nil {
-			// Stay locked: the goroutine ends and the runtime terminates
-			// the thread instead of reusing it inside the step's cgroup.
-			done <- errors.Join(err, errThreadStuck, back1, back2)
+		if berr := back(); berr != nil {
+			done <- errors.Join(err, errThreadStuck, berr)
 			return
 		}
 		runtime.UnlockOSThread()
@@ -427,14 +428,15 @@ func (cg *stepCgroup) killAll() ([]int, error) {
 		if err != nil {
 			return nil, fmt.Errorf("jail: cannot list the step's cgroup: %w", err)
 		}
-		if len(pids) == 0 {
-			return nil, nil
-		}
-		left = pids
+		left = left[:0]
 		for _, pid := range pids {
-			if pid != os.Getpid() {
+			if pid != os.Getpid() { // never the caller (a v1 thread of it on its way out)
+				left = append(left, pid)
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
+		}
+		if len(left) == 0 {
+			return nil, nil
 		}
 		time.Sleep(time.Duration(round/10+1) * time.Millisecond)
 	}

@@ -127,6 +127,8 @@ func execute(ctx context.Context, p *prepared, opts Options, build func(*runDir)
 			return Result{}, err
 		}
 		if err != nil {
+			// The thread could not join the cgroups: the wrapper moves the
+			// child itself.
 			cmd = newCmd(cg.wrap(l.argv), false)
 			err = cmd.Start()
 		}
