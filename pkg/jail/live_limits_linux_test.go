@@ -350,6 +350,16 @@ func TestLiveCgroupPlacement(t *testing.T) {
 	}
 	assert.Equal(t, before, own(), "every thread of the caller is back in its own cgroups")
 
+	// The last-resort wrapper moves the child itself.
+	l, _ := Limits{}.withDefaults()
+	stepCg, why := newStepCgroup(CgroupAuto, newToken(), l)
+	require.NotNil(t, stepCg, why)
+	defer stepCg.remove()
+	argv := stepCg.wrap([]string{"/bin/cat", "/proc/self/cgroup"})
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), filepath.Base(stepCg.dir), "the wrapped command ran inside the step's cgroup")
+
 	mnt := cgroupMount("cgroup2", "")
 	if mnt == "" {
 		skipOrFail(t, "no cgroup v2 hierarchy to check CLONE_INTO_CGROUP on")
