@@ -72,6 +72,10 @@ import (
 //	                                 Also caps write_file content.
 //	  limits.memory_mb     integer   Memory, MiB, 1..262144. Default 2048.
 //	  limits.wall_seconds  integer   Wall-clock seconds, 1..21600. Default 90.
+//	  limits.tasks         integer   Processes and threads a command may have at once, 1..65536.
+//	                                 Default 1024.
+//	  limits.disk_mb       integer   Total a command may add to the disk (sandbox and its temp
+//	                                 directory), MiB, 1..1048576. Default 4096.
 //	env                    object    Variables set in the jail, {"NAME": "literal value"}. Default {}.
 //	env_pass               [string]  Variables copied from the runner's environment into the jail
 //	                                 (omitted when unset there). Default [].
@@ -108,6 +112,8 @@ type PolicyLimits struct {
 	FileSizeMB  int `json:"file_size_mb"`
 	MemoryMB    int `json:"memory_mb"`
 	WallSeconds int `json:"wall_seconds"`
+	Tasks       int `json:"tasks"`
+	DiskMB      int `json:"disk_mb"`
 }
 
 // Seed defaults and upper bounds for limits. Six hours is GitHub's job
@@ -117,10 +123,14 @@ const (
 	defaultFileSizeMB  = 256
 	defaultMemoryMB    = 2048
 	defaultWallSeconds = 90
+	defaultTasks       = 1024
+	defaultDiskMB      = 4096
 
 	maxLimitSeconds = 6 * 60 * 60
 	maxFileSizeMB   = 64 << 10
 	maxMemoryMB     = 256 << 10
+	maxTasks        = 1 << 16
+	maxDiskMB       = 1 << 20
 
 	maxPolicyBytes = 1 << 20
 	maxPolicyDepth = 16
@@ -225,7 +235,7 @@ var policyTopKeys = []string{
 	"extra_deny", "extra_protected_paths", "extra_python_modules", "limits", "python_modules", "trusted_path", "version",
 }
 
-var policyLimitKeys = []string{"cpu_seconds", "file_size_mb", "memory_mb", "wall_seconds"}
+var policyLimitKeys = []string{"cpu_seconds", "disk_mb", "file_size_mb", "memory_mb", "tasks", "wall_seconds"}
 
 // LoadPolicy reads and parses a policy file. Errors name the file.
 func LoadPolicy(path string) (*Policy, error) {
@@ -353,6 +363,10 @@ func parseLimits(v canon.Value, l *PolicyLimits) error {
 			l.MemoryMB, err = policyInt(f.Value, key, 1, maxMemoryMB)
 		case "wall_seconds":
 			l.WallSeconds, err = policyInt(f.Value, key, 1, maxLimitSeconds)
+		case "tasks":
+			l.Tasks, err = policyInt(f.Value, key, 1, maxTasks)
+		case "disk_mb":
+			l.DiskMB, err = policyInt(f.Value, key, 1, maxDiskMB)
 		default:
 			err = unknownKeyError(f.Key, "limits.", policyLimitKeys)
 		}
@@ -477,6 +491,8 @@ func (l *PolicyLimits) normalize() error {
 		{"file_size_mb", &l.FileSizeMB, defaultFileSizeMB, maxFileSizeMB},
 		{"memory_mb", &l.MemoryMB, defaultMemoryMB, maxMemoryMB},
 		{"wall_seconds", &l.WallSeconds, defaultWallSeconds, maxLimitSeconds},
+		{"tasks", &l.Tasks, defaultTasks, maxTasks},
+		{"disk_mb", &l.DiskMB, defaultDiskMB, maxDiskMB},
 	}
 	for _, f := range fields {
 		if *f.v == 0 {
@@ -489,13 +505,15 @@ func (l *PolicyLimits) normalize() error {
 	return nil
 }
 
-// Limits returns the jail's caps: CPU seconds, largest file in MiB, memory
-// in MiB and wall-clock time.
-func (p *Policy) Limits() (cpuSeconds, fileSizeMB, memoryMB int, wall time.Duration) {
+// Limits returns the jail's caps with every default filled in.
+func (p *Policy) Limits() PolicyLimits {
 	l := p.ResourceLimits
 	_ = l.normalize() // fills zero fields; out-of-range values were refused by ParsePolicy/NewGate
-	return l.CPUSeconds, l.FileSizeMB, l.MemoryMB, time.Duration(l.WallSeconds) * time.Second
+	return l
 }
+
+// Wall is the wall-clock cap as a duration.
+func (l PolicyLimits) Wall() time.Duration { return time.Duration(l.WallSeconds) * time.Second }
 
 // EnvPass returns the variables to set in the jail: the literal env entries
 // plus every env_pass name that is set in this process's environment.
@@ -530,7 +548,7 @@ func (p *Policy) SHA256() string {
 //	env                    object
 //	env_pass               names only (never values), sorted, deduplicated
 //	extra_protected_paths  cleaned, sorted, deduplicated, built-ins (.git, .deponent, .github/…) left out
-//	limits                 {cpu_seconds, file_size_mb, memory_mb, wall_seconds}, defaults filled in
+//	limits                 {cpu_seconds, disk_mb, file_size_mb, memory_mb, tasks, wall_seconds}, defaults filled in
 //	python_modules         the effective list (defaults replaced/extended), sorted, deduplicated
 //	trusted_path           in search order; the key is absent when the runner's PATH is used
 //	version                1
@@ -572,6 +590,8 @@ func (p *Policy) value() canon.Value {
 			canon.M("file_size_mb", canon.Int(int64(l.FileSizeMB))),
 			canon.M("memory_mb", canon.Int(int64(l.MemoryMB))),
 			canon.M("wall_seconds", canon.Int(int64(l.WallSeconds))),
+			canon.M("tasks", canon.Int(int64(l.Tasks))),
+			canon.M("disk_mb", canon.Int(int64(l.DiskMB))),
 		)),
 		canon.M("python_modules", strs(p.PythonModules)),
 		canon.M("version", canon.Int(int64(p.Version))),

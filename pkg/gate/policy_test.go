@@ -18,9 +18,9 @@ import (
 
 func TestPolicyDefault(t *testing.T) {
 	p := DefaultPolicy()
-	cpu, fsize, mem, wall := p.Limits()
-	if cpu != 60 || fsize != 256 || mem != 2048 || wall != 90*time.Second {
-		t.Errorf("limits %d %d %d %v, want the seed's 60 256 2048 90s", cpu, fsize, mem, wall)
+	l := p.Limits()
+	if l.CPUSeconds != 60 || l.FileSizeMB != 256 || l.MemoryMB != 2048 || l.Wall() != 90*time.Second || l.Tasks != 1024 || l.DiskMB != 4096 {
+		t.Errorf("limits %+v, want the seed's 60 256 2048 90s and the jail's 1024 tasks, 4096 MiB of disk", l)
 	}
 	want := append([]string(nil), defaultAllowHeads...)
 	sort.Strings(want)
@@ -144,9 +144,8 @@ func TestPolicyParseEffective(t *testing.T) {
 	if want := []string{"/usr/bin", "/bin"}; !reflect.DeepEqual(p.TrustedPath, want) {
 		t.Errorf("TrustedPath %q (order is the search order)", p.TrustedPath)
 	}
-	cpu, fsize, mem, wall := p.Limits()
-	if cpu != 5 || fsize != 256 || mem != 2048 || wall != 7*time.Second {
-		t.Errorf("limits %d %d %d %v", cpu, fsize, mem, wall)
+	if l := p.Limits(); l.CPUSeconds != 5 || l.FileSizeMB != 256 || l.MemoryMB != 2048 || l.Wall() != 7*time.Second {
+		t.Errorf("limits %+v", l)
 	}
 	t.Setenv("JAVA_HOME", "/opt/jdk")
 	os.Unsetenv("LANG")
@@ -232,7 +231,7 @@ func TestPolicyCanonicalJSON(t *testing.T) {
 		top = append(top, k[1])
 	}
 	want := []string{"allow_executables", "allow_git_writes", "allow_heads", "deny", "env", "env_pass", "extra_protected_paths",
-		"limits", "cpu_seconds", "file_size_mb", "memory_mb", "wall_seconds", "python_modules", "version"}
+		"limits", "cpu_seconds", "disk_mb", "file_size_mb", "memory_mb", "tasks", "wall_seconds", "python_modules", "version"}
 	if !reflect.DeepEqual(top, want) {
 		t.Errorf("canonical keys %q, want %q", top, want)
 	}
@@ -240,8 +239,8 @@ func TestPolicyCanonicalJSON(t *testing.T) {
 
 func TestPolicyKeys(t *testing.T) {
 	want := []string{"allow_executables", "allow_git_writes", "allow_heads", "deny", "env", "env_pass", "extra_allow_heads", "extra_deny",
-		"extra_protected_paths", "extra_python_modules", "limits", "limits.cpu_seconds", "limits.file_size_mb", "limits.memory_mb",
-		"limits.wall_seconds", "python_modules", "trusted_path", "version"}
+		"extra_protected_paths", "extra_python_modules", "limits", "limits.cpu_seconds", "limits.disk_mb", "limits.file_size_mb",
+		"limits.memory_mb", "limits.tasks", "limits.wall_seconds", "python_modules", "trusted_path", "version"}
 	if got := PolicyKeys(); !reflect.DeepEqual(got, want) {
 		t.Errorf("PolicyKeys %q", got)
 	}
@@ -343,8 +342,8 @@ func TestPolicyHandBuilt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cpu, _, _, _ := g.Policy().Limits(); cpu != 60 {
-		t.Errorf("zero limits should mean the defaults, got cpu %d", cpu)
+	if l := g.Policy().Limits(); l.CPUSeconds != 60 || l.Tasks != 1024 || l.DiskMB != 4096 || l.Wall() != 90*time.Second {
+		t.Errorf("zero limits should mean the defaults, got %+v", l)
 	}
 	if g.Decide("run_cmd", cmdParams("cat x")).Allowed() || !g.Decide("run_cmd", cmdParams("ls")).Allowed() {
 		t.Error("hand-built allowlist not applied")

@@ -53,11 +53,12 @@ func NewCell(o CellOptions) (*Cell, error) {
 	if o.Gate == nil || o.Ledger == nil {
 		return nil, errors.New("cell: a gate and a ledger are required")
 	}
-	cpu, fsize, mem, wall := o.Gate.Policy().Limits()
+	l := o.Gate.Policy().Limits()
 	c := &Cell{
 		gate: o.Gate, ledger: o.Ledger, jail: o.Jail, noJail: o.NoJailReason, dryRun: o.DryRun,
-		limits: jail.Limits{CPUSeconds: cpu, FileSizeMB: fsize, MemoryMB: mem, WallClock: wall},
-		env:    o.Gate.Policy().EnvPass(),
+		limits: jail.Limits{CPUSeconds: l.CPUSeconds, FileSizeMB: l.FileSizeMB, MemoryMB: l.MemoryMB, WallClock: l.Wall(),
+			Tasks: l.Tasks, DiskMB: l.DiskMB},
+		env: o.Gate.Policy().EnvPass(),
 	}
 	if c.noJail == "" {
 		c.noJail = "no sandbox backend is available"
@@ -241,6 +242,16 @@ func (c *Cell) readFile(rel string) ([]byte, error) {
 	}
 	if len(data) > MaxReadBytes {
 		return nil, fmt.Errorf("read_file %s: larger than the %d-byte cap; read it in parts with run_cmd (head, tail)", rel, MaxReadBytes)
+	}
+	// A git config can hold the job's credentials (actions/checkout's
+	// extraheader, tokens in remote URLs). Jailed commands read it
+	// sanitized; so does read_file, which runs outside the jail.
+	isFile := func(p string) bool {
+		st, err := root.Lstat(p)
+		return err == nil && st.Mode().IsRegular()
+	}
+	if jail.IsGitConfig(rel, isFile) {
+		data, _ = jail.GitConfigAsJailed(data)
 	}
 	return data, nil
 }
