@@ -19,13 +19,24 @@ var Equivalents = []Equivalent{
 	{
 		Name:   "jail-watchdog-group-kill",
 		File:   "pkg/jail/runner.go",
-		Target: "_ = syscall.Kill(-w.tr.pgid, syscall.SIGKILL)\n\tif tab, err := snapshotProcs(\"\"); err == nil {",
+		Target: "_ = syscall.Kill(-w.tr.pgid, syscall.SIGKILL)",
 		Change: "drop the watchdog's kill(-pgid)",
-		Why: "the watchdog also kills the direct child and every process the tracker finds (its process group, its " +
-			"descendants, the carriers of the run token), and after the child is reaped the sweep repeats that until " +
-			"nothing of the step is left, or fails the run. The group kill only makes the first round faster; whether " +
-			"a step's processes all die is tested live (TestLive* sweep and double-fork tests in pkg/jail), and the " +
-			"group itself by TestStepLeadsItsOwnProcessGroup and the jail-step-not-in-own-process-group mutation.",
+		Why: "the watchdog also kills the direct child and then every process of the step: with a cgroup, every " +
+			"process in it (nothing of the step can leave it); without, every process the tracker finds (its process " +
+			"group, its descendants, the carriers of the run token). After the child is reaped, cgroup.killAll or the " +
+			"sweep repeats that until nothing of the step is left, or fails the run. The group kill only makes the " +
+			"first round faster; that a step's processes all die is tested live (pkg/jail's sweep, double-fork and " +
+			"daemon tests), and the group itself by TestStepLeadsItsOwnProcessGroup (mutation " +
+			"jail-step-not-in-own-process-group).",
+	},
+	{
+		Name:   "jail-cgroup-reap-group-kill",
+		File:   "pkg/jail/runner.go",
+		Target: "_ = syscall.Kill(-tr.pgid, syscall.SIGKILL)\n\t\t_, sweepErr = cg.killAll()",
+		Change: "drop the kill(-pgid) before the cgroup is emptied after the step",
+		Why: "cg.killAll, on the next line, kills every process in the step's cgroup until it is empty (or fails " +
+			"the run), and every process of the group is in the cgroup: a child inherits it, and the jailed step " +
+			"cannot write to the cgroup filesystem to leave.",
 	},
 	{
 		Name:   "jail-sweep-group-kill",

@@ -51,6 +51,9 @@ func TestLiveEnvironmentIsTheAllowlist(t *testing.T) {
 	allowed := map[string]bool{"PATH": true, "HOME": true, "TMPDIR": true, runTokenVar: true,
 		// set by the step's own shell, not taken from the host
 		"PWD": true, "OLDPWD": true, "SHLVL": true, "_": true}
+	for k := range defaultEnv {
+		allowed[k] = true // the jail's own defaults
+	}
 	for _, b := range []Backend{f.none, f.jail} {
 		res := f.run(b, f.spec("env; exit 0"))
 		require.Equal(t, 0, res.ExitCode, "%s: %s", b.Name(), res.Output)

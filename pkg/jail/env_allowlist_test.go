@@ -2,11 +2,12 @@ package jail
 
 // The jailed environment is rebuilt from an allowlist: of the caller's
 // variables only LANG, TERM and the LC_* family pass; everything else the
-// jail sees is set by the jail itself (PATH, HOME, TMPDIR, the run token)
-// or by policy (Spec.Env). These tests hold buildEnv to that rule for
-// every name, not a few known ones: a host environment of hundreds of
-// random names, the secrets CI runners really carry, names one character
-// away from the allowlist, and the test process's own environment.
+// jail sees is set by the jail itself (PATH, HOME, TMPDIR, the run token,
+// defaultEnv) or by policy (Spec.Env). These tests hold buildEnv to that
+// rule for every name, not a few known ones: a host environment of
+// hundreds of random names, the secrets CI runners really carry, names one
+// character away from the allowlist, and the test process's own
+// environment.
 
 import (
 	"math/rand/v2"
@@ -81,6 +82,9 @@ func hostForAllowlist(t *testing.T, rng *rand.Rand) (host []string, names []stri
 	names = append(names, nearMisses...)
 	names = append(names, randomNames(rng, 600)...)
 	names = append(names, "LANG", "TERM", "LC_ALL", "LC_CTYPE", "LC_", "LC_x-y")
+	for k := range defaultEnv {
+		names = append(names, k) // the host's value must not win over the jail's
+	}
 	for _, kv := range os.Environ() {
 		if k, _, ok := strings.Cut(kv, "="); ok {
 			names = append(names, k)
@@ -124,6 +128,10 @@ func TestBuildEnvDropsEveryNameNotAllowed(t *testing.T) {
 		"PATH": "/usr/bin:/bin", "HOME": "/r/home", "TMPDIR": "/r/tmp", runTokenVar: "tok",
 		"PYTHONHASHSEED": "0", "CI": "true",
 	}
+	// The jail's own defaults, never the host's value for them.
+	for k, v := range defaultEnv {
+		want[k] = v
+	}
 	allowedFromHost := 0
 	for _, n := range names {
 		if hostNamesAllowed(n) {
@@ -160,6 +168,8 @@ func TestBuildEnvDropsEveryNameNotAllowed(t *testing.T) {
 	}
 	for _, kv := range buildEnv(lower, "/p", "/h", "/t", "", nil) {
 		k, _, _ := strings.Cut(kv, "=")
-		assert.Contains(t, []string{"PATH", "HOME", "TMPDIR"}, k, "lower-case host name %s passed", k)
+		if _, jails := defaultEnv[k]; !jails {
+			assert.Contains(t, []string{"PATH", "HOME", "TMPDIR"}, k, "lower-case host name %s passed", k)
+		}
 	}
 }
