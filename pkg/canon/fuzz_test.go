@@ -15,6 +15,8 @@ var fuzzSeeds = []string{
 	`{"\u2028": "\u0001\u001f\"\\\/", "x": {"y": {"z": []}}}`,
 	`[[[[[[[[[[[[]]]]]]]]]]]]`,
 	`{"a": 1, "a": 2}`,
+	`{"params": {"b": "x", "a": 1}}`,
+	`{"params": {"a": 1, "b": "x"}}`,
 	`"\ud83d\ude80"`,
 	`NaN`,
 	"\xef\xbb\xbf{}",
@@ -64,8 +66,9 @@ func FuzzTranscoder(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	lim := Limits{MaxBytes: 1 << 20, MaxDepth: 32}
-	tr := NewTranscoder(lim, []string{"prev_hash", "entry_hash"}, []string{"prev_hash", "verdict"})
-	fast := NewTranscoder(lim, []string{"prev_hash", "entry_hash"}, []string{"prev_hash", "verdict"})
+	capture := []string{"prev_hash", "verdict", "params"}
+	tr := NewTranscoder(lim, []string{"prev_hash", "entry_hash"}, capture)
+	fast := NewTranscoder(lim, []string{"prev_hash", "entry_hash"}, capture)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		pieces, n, ok := fast.Fast(data)
 		got, terr := tr.Object(data)
@@ -76,7 +79,7 @@ func FuzzTranscoder(f *testing.F) {
 			if joined := bytes.Join(pieces[:n], nil); !bytes.Equal(joined, got) {
 				t.Fatalf("Fast gave\n%q\nObject gave\n%q", joined, got)
 			}
-			for i := range 2 {
+			for i := range capture {
 				a, b := fast.Captured(i), tr.Captured(i)
 				if a.Found != b.Found || a.Kind != b.Kind || !bytes.Equal(a.Str, b.Str) || a.Bool != b.Bool || a.FlatStrings != b.FlatStrings {
 					t.Fatalf("capture %d: Fast %+v, Object %+v", i, a, b)
@@ -105,6 +108,16 @@ func FuzzTranscoder(f *testing.F) {
 			s, isStr := pv.AsString()
 			if !c.Found || c.Kind != pv.Kind() || (isStr && s != string(c.Str)) {
 				t.Fatalf("captured prev_hash %+v, want %v", c, pv)
+			}
+		}
+		// FlatStrings is the tree's answer, whatever the members' order.
+		if pv, ok := v.Get("params"); ok && pv.Kind() == Object {
+			flat := true
+			for _, m := range pv.Members() {
+				flat = flat && m.Value.Kind() == String
+			}
+			if c := tr.Captured(2); c.FlatStrings != flat {
+				t.Fatalf("params %s: FlatStrings %v, want %v", pv, c.FlatStrings, flat)
 			}
 		}
 	})

@@ -271,7 +271,12 @@ func (t *Transcoder) object(top bool) error {
 		}
 		t.out = append(t.out, '"', ':', ' ')
 		valStart := len(t.out)
-		t.nonString = 0
+		if top {
+			// Counted over the whole of this member's value: a nested
+			// object's members must not reset it, or the answer would be
+			// the last member's alone (and depend on the members' order).
+			t.nonString = 0
+		}
 		if err := t.value(); err != nil {
 			return err
 		}
