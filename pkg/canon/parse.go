@@ -9,15 +9,26 @@ import (
 )
 
 // Limits bound what the reader accepts, so that hostile input costs bounded
-// memory and stack.
+// memory, time and stack. Memory follows what is parsed, not the bytes it
+// was parsed from: "[0,0,0,…]" holds a value every two bytes, and each
+// value of a tree costs tens of bytes. A zero field is no cap.
 type Limits struct {
 	MaxBytes int // input size cap in bytes
 	MaxDepth int // nesting cap: arrays and objects inside each other
+	// MaxValues caps the values one tree (Parse, Doc.ParseAt) or one
+	// transcoded object (Transcoder) holds: every scalar, array and
+	// object, the outermost included, counted once; keys are not values.
+	MaxValues int
+	// MaxMembers caps the members of any one object. Readers that keep an
+	// object's members in key order (every reader here does) hold them
+	// all at once, for each object still open.
+	MaxMembers int
 }
 
-// DefaultLimits suit receipts: 64 MiB and 64 levels. A receipt written by the
-// reference nests 5 levels deep (receipt, chain, entries, entry, params).
-var DefaultLimits = Limits{MaxBytes: 64 << 20, MaxDepth: 64}
+// DefaultLimits suit receipts: 64 MiB, 64 levels, 2^21 values in a tree
+// and 2^14 members to an object. A receipt written by the reference nests
+// 5 levels deep (receipt, chain, entries, entry, params).
+var DefaultLimits = Limits{MaxBytes: 64 << 20, MaxDepth: 64, MaxValues: 1 << 21, MaxMembers: 1 << 14}
 
 // Error is a fault in JSON input, with where it is.
 type Error struct {
@@ -115,6 +126,24 @@ func (s *scanner) describe(off int) string {
 		return fmt.Sprintf("%q", rune(c))
 	}
 	return fmt.Sprintf("byte 0x%02x", c)
+}
+
+// count counts one more value against lim.MaxValues (*n is the caller's
+// count: one tree, one transcoded object).
+func (s *scanner) count(n *int) error {
+	*n++
+	if s.lim.MaxValues > 0 && *n > s.lim.MaxValues {
+		return s.errf(s.pos, "more than %d values: over the cap on what one document may hold in memory", s.lim.MaxValues)
+	}
+	return nil
+}
+
+// member checks that an object holding have members may take one more.
+func (s *scanner) member(off, have int) error {
+	if s.lim.MaxMembers > 0 && have >= s.lim.MaxMembers {
+		return s.errf(off, "object has more than %d members", s.lim.MaxMembers)
+	}
+	return nil
 }
 
 func (s *scanner) enter() error {
@@ -343,12 +372,16 @@ func appendDecoded(dst, span []byte) []byte {
 // parser builds a Value tree.
 type parser struct {
 	scanner
+	values int // values read so far, against lim.MaxValues
 }
 
 func (p *parser) value() (Value, error) {
 	p.skipWS()
 	if p.pos >= len(p.data) {
 		return Value{}, p.errf(p.pos, "unexpected end of input: expected a JSON value")
+	}
+	if err := p.count(&p.values); err != nil {
+		return Value{}, err
 	}
 	switch c := p.data[p.pos]; {
 	case c == '{':
@@ -455,6 +488,9 @@ func (p *parser) object() (Value, error) {
 		}
 		if isDuplicate(members, &seen, key) {
 			return Value{}, p.errf(keyOff, "duplicate key %q in object", key)
+		}
+		if err := p.member(keyOff, len(members)); err != nil {
+			return Value{}, err
 		}
 		p.skipWS()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
