@@ -22,10 +22,11 @@ import (
 // document. Offsets are byte offsets into the document; depth is how many
 // arrays and objects surround the value read, against MaxDepth.
 type Doc struct {
-	data []byte
-	lim  Limits
-	root int
-	keys []keySpan // members of the objects being read, innermost last
+	data  []byte
+	lim   Limits
+	root  int
+	keys  []keySpan // members of the objects being read, innermost last
+	parse parseScratch
 }
 
 // Field is a member of an object, located in place by Doc.Object.
@@ -60,6 +61,20 @@ func NewDoc(data []byte, lim Limits) (*Doc, error) {
 		return nil, s.errf(s.pos, "unexpected end of input: expected a JSON value")
 	}
 	return &Doc{data: data, lim: lim, root: s.pos}, nil
+}
+
+// Reset makes d read data under the same limits, reusing what it
+// allocated for the last document: a reader of many documents keeps one
+// Doc per goroutine. On an error (Reset(nil) among them) d holds no
+// document.
+func (d *Doc) Reset(data []byte) error {
+	d.data, d.root, d.keys = nil, 0, d.keys[:0]
+	nd, err := NewDoc(data, d.lim)
+	if err != nil {
+		return err
+	}
+	d.data, d.root = nd.data, nd.root
+	return nil
 }
 
 // Root is the offset of the document's value.
@@ -489,7 +504,7 @@ func (d *Doc) Array(off, depth int, each func(i, at int) (int, error)) (int, err
 // ParseAt parses the value at off into a tree of at most maxValues values
 // (0: the Doc's MaxValues) and returns it with the offset just after it.
 func (d *Doc) ParseAt(off, depth, maxValues int) (Value, int, error) {
-	p := parser{scanner: d.scanner(off, depth)}
+	p := parser{scanner: d.scanner(off, depth), scratch: &d.parse}
 	if maxValues > 0 {
 		p.lim.MaxValues = maxValues
 	}

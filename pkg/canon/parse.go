@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -372,7 +373,8 @@ func appendDecoded(dst, span []byte) []byte {
 // parser builds a Value tree.
 type parser struct {
 	scanner
-	values int // values read so far, against lim.MaxValues
+	values  int // values read so far, against lim.MaxValues
+	scratch *parseScratch
 }
 
 func (p *parser) value() (Value, error) {
@@ -407,11 +409,12 @@ func (p *parser) value() (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		text, msg := appendCanonicalNumber(nil, lit)
+		var msg string
+		p.buf, msg = appendCanonicalNumber(p.buf[:0], lit)
 		if msg != "" {
 			return Value{}, p.errf(start, "%s", msg)
 		}
-		return Value{kind: Number, float: isFloatLiteral(lit), s: string(text)}, nil
+		return Value{kind: Number, float: isFloatLiteral(lit), s: p.text(p.buf)}, nil
 	}
 	return Value{}, p.errf(p.pos, "expected a JSON value, found %s", p.describe(p.pos))
 }
@@ -422,10 +425,46 @@ func (p *parser) str() (string, error) {
 		return "", err
 	}
 	if !esc {
-		return string(p.data[start:end]), nil
+		return p.text(p.data[start:end]), nil
 	}
 	p.buf = appendDecoded(p.buf[:0], p.data[start:end])
-	return string(p.buf), nil
+	return p.text(p.buf), nil
+}
+
+// text makes a string of b, reusing the string of an equal short text
+// already made by this parser's scratch: keys and words (ALLOW, run_cmd)
+// recur in every entry, and a tree of many entries need not allocate each.
+func (p *parser) text(b []byte) string {
+	sc := p.scratch
+	if sc == nil || len(b) > maxInterned {
+		return string(b)
+	}
+	if s, ok := sc.interned[string(b)]; ok { // no allocation for the lookup
+		return s
+	}
+	s := string(b)
+	if len(sc.interned) < maxInternedStrings {
+		if sc.interned == nil {
+			sc.interned = map[string]string{}
+		}
+		sc.interned[s] = s
+	}
+	return s
+}
+
+// Bounds of a parse scratch's string cache.
+const (
+	maxInterned        = 24
+	maxInternedStrings = 512
+)
+
+// parseScratch is what a parser may reuse from one parse to the next: the
+// elements and members of the containers being read (each container
+// gets a slice of its exact length when it closes) and short strings.
+type parseScratch struct {
+	vals     []Value
+	members  []Member
+	interned map[string]string
 }
 
 func (p *parser) array() (Value, error) {
@@ -433,7 +472,9 @@ func (p *parser) array() (Value, error) {
 		return Value{}, err
 	}
 	p.pos++ // '['
-	var elems []Value
+	sc := p.scratchOrNew()
+	base := len(sc.vals)
+	defer func() { sc.vals = sc.vals[:base] }()
 	p.skipWS()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
 		p.pos++
@@ -445,7 +486,7 @@ func (p *parser) array() (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		elems = append(elems, v)
+		sc.vals = append(sc.vals, v)
 		p.skipWS()
 		if p.pos >= len(p.data) {
 			return Value{}, p.errf(p.pos, "unexpected end of input in array: expected ',' or ']'")
@@ -456,11 +497,18 @@ func (p *parser) array() (Value, error) {
 		case ']':
 			p.pos++
 			p.depth--
-			return Value{kind: Array, arr: elems}, nil
+			return Value{kind: Array, arr: slices.Clone(sc.vals[base:])}, nil
 		default:
 			return Value{}, p.errf(p.pos, "expected ',' or ']' in array, found %s", p.describe(p.pos))
 		}
 	}
+}
+
+func (p *parser) scratchOrNew() *parseScratch {
+	if p.scratch == nil {
+		p.scratch = &parseScratch{}
+	}
+	return p.scratch
 }
 
 func (p *parser) object() (Value, error) {
@@ -468,7 +516,9 @@ func (p *parser) object() (Value, error) {
 		return Value{}, err
 	}
 	p.pos++ // '{'
-	var members []Member
+	sc := p.scratchOrNew()
+	base := len(sc.members)
+	defer func() { sc.members = sc.members[:base] }()
 	var seen map[string]struct{} // built once an object is too big for a linear scan
 	p.skipWS()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
@@ -486,10 +536,10 @@ func (p *parser) object() (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		if isDuplicate(members, &seen, key) {
+		if isDuplicate(sc.members[base:], &seen, key) {
 			return Value{}, p.errf(keyOff, "duplicate key %q in object", key)
 		}
-		if err := p.member(keyOff, len(members)); err != nil {
+		if err := p.member(keyOff, len(sc.members)-base); err != nil {
 			return Value{}, err
 		}
 		p.skipWS()
@@ -501,7 +551,7 @@ func (p *parser) object() (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		members = append(members, Member{Key: key, Value: v})
+		sc.members = append(sc.members, Member{Key: key, Value: v})
 		p.skipWS()
 		if p.pos >= len(p.data) {
 			return Value{}, p.errf(p.pos, "unexpected end of input in object: expected ',' or '}'")
@@ -512,7 +562,7 @@ func (p *parser) object() (Value, error) {
 		case '}':
 			p.pos++
 			p.depth--
-			return Value{kind: Object, obj: members}, nil
+			return Value{kind: Object, obj: slices.Clone(sc.members[base:])}, nil
 		default:
 			return Value{}, p.errf(p.pos, "expected ',' or '}' in object, found %s", p.describe(p.pos))
 		}
