@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/deponent-dev/deponent-action/pkg/evidence"
 )
@@ -43,6 +45,7 @@ func Run(paths []string, o Options) (rep *Report, err error) {
 	for _, c := range r.containers {
 		r.finishContainer(c)
 	}
+	r.checkReceipts()
 	r.checkApplied()
 	return newReport(&o, r.items), nil
 }
@@ -68,6 +71,9 @@ type job struct {
 	// policies fail on it; one in a container is checked against the
 	// receipts beside it instead.
 	standalone bool
+	// exact: the opener's size is the file's (a regular file), not an
+	// upper bound (a zip member's declaration) or unknown.
+	exact bool
 }
 
 func (r *runner) close() {
@@ -82,15 +88,16 @@ func (r *runner) newItem(p string, k Kind) int {
 }
 
 // addJob adds an item verified by the worker pool and returns its slot.
-func (r *runner) addJob(p string, k Kind, open opener) int {
+// exact: open's size is the file's, not an upper bound or unknown.
+func (r *runner) addJob(p string, k Kind, open opener, exact bool) int {
 	slot := r.newItem(p, k)
-	r.jobs = append(r.jobs, job{slot: slot, kind: k, open: open})
+	r.jobs = append(r.jobs, job{slot: slot, kind: k, open: open, exact: exact})
 	return slot
 }
 
 // addStandalone adds a job for a PATH named on the command line.
-func (r *runner) addStandalone(p string, k Kind, open opener) {
-	r.addJob(p, k, open)
+func (r *runner) addStandalone(p string, k Kind, open opener, exact bool) {
+	r.addJob(p, k, open, exact)
 	r.jobs[len(r.jobs)-1].standalone = true
 }
 
@@ -104,7 +111,7 @@ func (r *runner) recoverInto(slot int) {
 // addPath classifies one PATH of the command line.
 func (r *runner) addPath(p string) {
 	if p == "-" {
-		r.addStandalone(p, KindReceipt, stdinOpener(r.o.Stdin))
+		r.addStandalone(p, KindReceipt, stdinOpener(r.o.Stdin, r.o.readTimeout()), false)
 		return
 	}
 	st, err := os.Stat(p) // a symlink named on the command line is followed: the user chose it
@@ -125,7 +132,7 @@ func (r *runner) addPath(p string) {
 		if hasExt(p, ".jsonl") {
 			k = KindLedger
 		}
-		r.addStandalone(p, k, streamOpener(p))
+		r.addStandalone(p, k, streamOpener(p, r.o.readTimeout()), false)
 	}
 }
 
@@ -151,9 +158,9 @@ func (r *runner) addFile(p string) {
 		slot := r.newItem(p, KindEntry)
 		r.items[slot].fail("", "%s is a store's bookkeeping file, not evidence on its own: pass the directory that holds it", base)
 	case refReceipt:
-		r.addStandalone(p, KindReceipt, fileOpener(p, true))
+		r.addStandalone(p, KindReceipt, fileOpener(p, true), true)
 	case refLedger:
-		r.addStandalone(p, KindLedger, fileOpener(p, true))
+		r.addStandalone(p, KindLedger, fileOpener(p, true), true)
 	default:
 		if hasExt(base, ".zip") || looksLikeZip(p) {
 			r.addZip(p)
@@ -179,24 +186,107 @@ func looksLikeZip(p string) bool {
 	return string(magic[:]) == "PK\x03\x04" || string(magic[:]) == "PK\x05\x06"
 }
 
-func stdinOpener(in io.Reader) opener {
-	return func() (io.ReadCloser, int64, error) {
+func stdinOpener(in io.Reader, limit time.Duration) opener {
+	return within(limit, func() (io.ReadCloser, int64, error) {
 		if in == nil {
 			in = strings.NewReader("")
 		}
 		return io.NopCloser(in), -1, nil
-	}
+	})
 }
 
-func streamOpener(p string) opener {
-	return func() (io.ReadCloser, int64, error) {
-		f, err := os.Open(p)
+func streamOpener(p string, limit time.Duration) opener {
+	return within(limit, func() (io.ReadCloser, int64, error) {
+		f, err := os.Open(p) // blocks until a FIFO has a writer: hence within
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s", describeErr(err))
 		}
 		return f, -1, nil
+	})
+}
+
+// within bounds opening and reading a stream (standard input, a pipe, a
+// device) by limit, from the open to the last byte; 0 = no limit. A read
+// still blocked when the time is up is abandoned to its goroutine: the
+// item fails, the run goes on, and the process exits when it ends.
+func within(limit time.Duration, open opener) opener {
+	if limit <= 0 {
+		return open
+	}
+	return func() (io.ReadCloser, int64, error) {
+		deadline := time.Now().Add(limit)
+		type opened struct {
+			rc   io.ReadCloser
+			size int64
+			err  error
+		}
+		ch := make(chan opened, 1)
+		go func() {
+			rc, size, err := open()
+			ch <- opened{rc, size, err}
+		}()
+		timer := time.NewTimer(limit)
+		defer timer.Stop()
+		select {
+		case o := <-ch:
+			if o.err != nil {
+				return nil, 0, o.err
+			}
+			return &deadlineReader{rc: o.rc, deadline: deadline, limit: limit}, o.size, nil
+		case <-timer.C:
+			go func() {
+				if o := <-ch; o.rc != nil {
+					o.rc.Close()
+				}
+			}()
+			return nil, 0, fmt.Errorf("nothing could be opened within --read-timeout %s (a pipe that no one writes to?)", limit)
+		}
 	}
 }
+
+// deadlineReader fails a read that is not done by the deadline.
+type deadlineReader struct {
+	rc       io.ReadCloser
+	deadline time.Time
+	limit    time.Duration
+	pending  chan readResult // a read in flight, if one timed out before
+}
+
+type readResult struct {
+	b   []byte
+	err error
+}
+
+func (d *deadlineReader) Read(p []byte) (int, error) {
+	if d.pending == nil {
+		d.pending = make(chan readResult, 1)
+		buf := make([]byte, len(p))
+		ch := d.pending
+		go func() {
+			n, err := d.rc.Read(buf)
+			ch <- readResult{buf[:n], err}
+		}()
+	}
+	left := time.Until(d.deadline)
+	if left <= 0 {
+		return 0, d.timeout()
+	}
+	timer := time.NewTimer(left)
+	defer timer.Stop()
+	select {
+	case res := <-d.pending:
+		d.pending = nil
+		return copy(p, res.b), res.err
+	case <-timer.C:
+		return 0, d.timeout()
+	}
+}
+
+func (d *deadlineReader) timeout() error {
+	return fmt.Errorf("not read to its end within --read-timeout %s (standard input or a pipe that does not close?)", d.limit)
+}
+
+func (d *deadlineReader) Close() error { return d.rc.Close() }
 
 // runJobs verifies every receipt and ledger on a bounded pool of workers.
 func (r *runner) runJobs() {
@@ -234,7 +324,7 @@ func (r *runner) runJob(j job) {
 	defer rc.Close()
 	switch j.kind {
 	case KindReceipt:
-		r.receipt(it, rc, size)
+		r.receipt(it, rc, size, j.exact)
 	case KindLedger:
 		r.ledgerMu.Lock()
 		defer r.ledgerMu.Unlock()
@@ -244,18 +334,18 @@ func (r *runner) runJob(j job) {
 
 // receipt reads one receipt under the size cap and the memory budget, then
 // verifies it. Only the item's facts outlive this call.
-func (r *runner) receipt(it *Item, rc io.Reader, size int64) {
+func (r *runner) receipt(it *Item, rc io.Reader, size int64, exact bool) {
 	if size > evidence.MaxReceiptBytes {
 		it.fail("", "%d bytes, over the %d-byte receipt cap: not read", size, evidence.MaxReceiptBytes)
 		return
 	}
 	w := size
 	if w < 0 {
-		w = evidence.MaxReceiptBytes
+		w = 2 * evidence.MaxReceiptBytes // read by doubling: up to twice the cap at once
 	}
-	w = r.mem.acquire(w)
+	w = r.mem.acquire(w + receiptOverhead)
 	defer r.mem.release(w)
-	data, err := io.ReadAll(io.LimitReader(rc, evidence.MaxReceiptBytes+1))
+	data, err := readCapped(rc, size, exact, evidence.MaxReceiptBytes)
 	if err != nil {
 		it.fail("", "cannot read: %v", err)
 		return
@@ -267,8 +357,70 @@ func (r *runner) receipt(it *Item, rc io.Reader, size int64) {
 	checkReceipt(it, data, r.o)
 }
 
-// checkApplied fails closed on a policy that no item could satisfy: a flag
-// that checked nothing must not read as a pass.
+// readCapped reads rc to its end, or to one byte past limit. A size known
+// exactly (a regular file's) is allocated at once; an upper bound or an
+// unknown size is read by doubling from a small buffer, so that a zip
+// member that declares 64 MiB and holds a byte costs a byte.
+func readCapped(rc io.Reader, size int64, exact bool, limit int64) ([]byte, error) {
+	if exact && size >= 0 && size <= limit {
+		buf := make([]byte, size+1) // +1: a file that grew since its size was taken shows
+		n, err := io.ReadFull(rc, buf)
+		switch {
+		case err == nil: // it grew: read the rest, capped
+			more, err := io.ReadAll(io.LimitReader(rc, limit+1-int64(n)))
+			return append(buf[:n], more...), err
+		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+			return buf[:n], nil
+		default:
+			return nil, err
+		}
+	}
+	return io.ReadAll(io.LimitReader(rc, limit+1))
+}
+
+// checkReceipts counts the distinct receipts that verified, against
+// --min-receipts: a receipt read twice (a store and its zip, a copy) is
+// counted once, and two receipts that claim one id with different
+// content both fail.
+func (r *runner) checkReceipts() {
+	type seen struct {
+		slot int
+		sig  string
+	}
+	first := map[string]seen{}
+	conflicted := map[string]bool{}
+	for i := range r.items {
+		it := &r.items[i]
+		if it.Kind != KindReceipt || !it.Verified {
+			continue
+		}
+		s, ok := first[it.ReceiptID]
+		switch {
+		case !ok:
+			first[it.ReceiptID] = seen{i, it.Signature}
+		case s.sig == it.Signature:
+			it.DuplicateOf = r.items[s.slot].Path
+			it.note("the same receipt as %s: counted once", r.items[s.slot].Path)
+		default:
+			it.fail(evidence.RFieldID, "receipt %s is also %s, with other content: two testimonies claim one id", it.ReceiptID, r.items[s.slot].Path)
+			if !conflicted[it.ReceiptID] {
+				conflicted[it.ReceiptID] = true
+				r.items[s.slot].fail(evidence.RFieldID, "receipt %s is also %s, with other content: two testimonies claim one id", it.ReceiptID, it.Path)
+			}
+		}
+	}
+	if want := r.o.minReceipts(); len(first) < want {
+		slot := r.newItem("--min-receipts", KindPolicy)
+		hint := ""
+		if r.o.MinReceipts == nil {
+			hint = " (--min-receipts 0 accepts none)"
+		}
+		r.items[slot].fail("", "%s verified; at least %d required%s", plural(len(first), "distinct receipt"), want, hint)
+	}
+}
+
+// checkApplied fails closed on an expectation that no item could meet: a
+// flag that checked nothing must not read as a pass.
 func (r *runner) checkApplied() {
 	var receipts, ledgers int
 	for i := range r.items {
@@ -282,20 +434,21 @@ func (r *runner) checkApplied() {
 	o := r.o
 	unmet := func(flag, what string) {
 		slot := r.newItem(flag, KindPolicy)
-		r.items[slot].fail("", "given, but no %s was verified: the policy checked nothing", what)
+		r.items[slot].fail("", "given, but no %s was verified: the expectation checked nothing", what)
 	}
 	if receipts == 0 {
-		for _, f := range o.receiptOnly() {
-			unmet(f, "receipt")
+		if o.ExpectCommit != "" {
+			unmet(o.flagName(o.CommitFrom, "--expect-commit"), "receipt")
+		}
+		if o.ExpectRepo != "" {
+			unmet(o.flagName(o.RepoFrom, "--expect-repo"), "receipt")
+		}
+		if o.ExpectPolicySHA256 != "" {
+			unmet("--expect-policy-sha256", "receipt")
 		}
 	}
-	if receipts+ledgers == 0 {
-		if o.RequireJailed {
-			unmet("--require-jailed", "receipt or ledger")
-		}
-		if o.MaxBlocked != nil {
-			unmet("--max-blocked", "receipt or ledger")
-		}
+	if receipts+ledgers == 0 && o.MaxBlocked != nil {
+		unmet("--max-blocked", "receipt or ledger")
 	}
 	if ledgers == 0 {
 		if o.Len != nil {

@@ -15,17 +15,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/deponent-dev/deponent-action/pkg/canon"
 	"github.com/deponent-dev/deponent-action/pkg/evidence"
 	"github.com/deponent-dev/deponent-action/pkg/verify/verifytest"
 )
 
 func TestPanicIsAFailureNotAnOutcome(t *testing.T) {
 	r := &runner{o: &Options{}, mem: newBudget(MemoryBudget)}
-	r.addJob("boom.json", KindReceipt, func() (io.ReadCloser, int64, error) { panic("kaboom") })
+	r.addJob("boom.json", KindReceipt, func() (io.ReadCloser, int64, error) { panic("kaboom") }, false)
 	r.addJob("fine.json", KindReceipt, func() (io.ReadCloser, int64, error) {
 		return io.NopCloser(strings.NewReader(string(verifytest.Bytes(verifytest.Build(t, verifytest.Spec{}))))), -1, nil
-	})
+	}, false)
 	r.runJobs()
 	assert.False(t, len(r.items[0].Problems) == 0)
 	assert.Contains(t, r.items[0].Reason(), "internal error (a bug, reported as a failure): kaboom")
@@ -36,7 +35,7 @@ func TestRunOnAStore(t *testing.T) {
 	root := t.TempDir()
 	verifytest.Persist(t, root, verifytest.Spec{}, verifytest.Spec{SessionID: "s2"})
 	o := DefaultOptions()
-	o.RequireOutcome, o.RequireJailed, o.ExpectCommit = evidence.OutcomePass, true, verifytest.Commit
+	o.ExpectCommit = verifytest.Commit
 	rep, err := Run([]string{root}, o)
 	require.NoError(t, err)
 	require.True(t, rep.OK, "%+v", rep.Items)
@@ -51,52 +50,13 @@ func TestRunOnAStore(t *testing.T) {
 func TestStdinWithoutReaderIsEmpty(t *testing.T) {
 	rep, err := Run([]string{"-"}, DefaultOptions())
 	require.NoError(t, err)
-	require.Len(t, rep.Items, 1)
+	require.Len(t, rep.Items, 2)
 	assert.Contains(t, rep.Items[0].Reason(), "file is empty")
+	assert.Equal(t, "0 distinct receipts verified; at least 1 required (--min-receipts 0 accepts none)", rep.Items[1].Reason())
 }
 
-// entry builds one chain entry for entryScan.
-func entry(t *testing.T, r evidence.Record) canon.Value {
-	return verifytest.Chain(t, []evidence.Record{r})[0]
-}
-
-func TestEntryScan(t *testing.T) {
-	dry := func(v canon.Value) canon.Member { return canon.M(evidence.FieldDryRun, v) }
-	cases := []struct {
-		name string
-		rec  evidence.Record
-		msg  string // "" = holds
-	}{
-		{"jailed command", verifytest.Ran("b", "bwrap", 0), ""},
-		{"seatbelt", verifytest.Ran("b", "seatbelt", 1), ""},
-		{"blocked command needs no jail", verifytest.Step("b", "run_cmd", evidence.VerdictBlock), ""},
-		{"file tool needs no jail", verifytest.Step("b", "write_file", evidence.VerdictAllow), ""},
-		{"dry run needs no jail", verifytest.Step("b", "run_cmd", evidence.VerdictAllow, dry(canon.BoolValue(true))), ""},
-		{"dry run that is not a boolean", verifytest.Step("b", "run_cmd", evidence.VerdictAllow, dry(canon.Str("true"))), "recorded no jail"},
-		{"no jail field", verifytest.Ran("b", "", 0), "recorded no jail"},
-		{"jail none", verifytest.Ran("b", "none", 0), `ran with jail "none"`},
-		{"jail of the wrong type", verifytest.Step("b", "run_cmd", evidence.VerdictAllow, canon.M(evidence.FieldJail, canon.Int(1))), "ran with jail 1"},
-		{"unjailed flag", verifytest.Step("b", "read_file", evidence.VerdictAllow, canon.M(evidence.FieldUnjailed, canon.BoolValue(true))), "marked unjailed"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := entryScan{jailed: true}
-			s.add(3, entry(t, c.rec))
-			if c.msg == "" {
-				assert.Empty(t, s.jailMsg)
-				return
-			}
-			assert.Contains(t, s.jailMsg, c.msg)
-			assert.Equal(t, int64(3), s.jailIndex)
-		})
-	}
-	// Blocked canaries do not count against --max-blocked.
-	s := entryScan{}
-	s.add(0, entry(t, verifytest.Step(evidence.AgentCanary, "run_cmd", evidence.VerdictBlock)))
-	s.add(1, entry(t, verifytest.Step("b", "run_cmd", evidence.VerdictBlock)))
-	assert.Equal(t, int64(1), s.blocked)
-}
-
+// TestLedgerPolicyScan: --max-blocked on a bare ledger counts the agent's
+// blocked lines as the ledger streams (canaries not counted).
 func TestLedgerPolicyScan(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "l.jsonl")
 	verifytest.Ledger(t, p, 5000, func(i int) evidence.Record {
@@ -105,19 +65,22 @@ func TestLedgerPolicyScan(t *testing.T) {
 			return verifytest.Ran("builder", "", 0)
 		case 10, 20:
 			return verifytest.Step("builder", "run_cmd", evidence.VerdictBlock)
+		case 30:
+			return verifytest.Step(evidence.AgentCanary, "run_cmd", evidence.VerdictBlock)
 		}
 		return verifytest.Typical(i)
 	})
-	o := DefaultOptions()
+	o := Options{ChainOnly: true}
 	one := int64(1)
-	o.RequireJailed, o.MaxBlocked = true, &one
+	o.MaxBlocked = &one
 	rep, err := Run([]string{p}, o)
 	require.NoError(t, err)
 	it := rep.Items[0]
 	assert.True(t, it.Verified)
-	require.Len(t, it.Problems, 2)
-	assert.Equal(t, "line 4001 (entry 4000)", it.Problems[0].Where)
-	assert.Contains(t, it.Problems[1].Msg, "2 blocked entries, not counting canaries; --max-blocked 1")
+	require.Len(t, it.Problems, 1)
+	assert.Contains(t, it.Problems[0].Msg, "2 blocked entries, not counting canaries; --max-blocked 1")
+	require.NotNil(t, it.AgentBlocked)
+	assert.Equal(t, int64(2), *it.AgentBlocked)
 
 	// A broken ledger stops package evidence early; the scanner must not hang.
 	data, err := os.ReadFile(p)
@@ -180,10 +143,10 @@ func TestBudget(t *testing.T) {
 
 func TestCannotReadIsAFailure(t *testing.T) {
 	r := &runner{o: &Options{}, mem: newBudget(MemoryBudget)}
-	r.addJob("x.json", KindReceipt, func() (io.ReadCloser, int64, error) { return nil, 0, errors.New("device on fire") })
+	r.addJob("x.json", KindReceipt, func() (io.ReadCloser, int64, error) { return nil, 0, errors.New("device on fire") }, false)
 	r.addJob("big.json", KindReceipt, func() (io.ReadCloser, int64, error) {
 		return io.NopCloser(strings.NewReader("")), evidence.MaxReceiptBytes + 1, nil
-	})
+	}, false)
 	r.runJobs()
 	assert.Equal(t, "cannot read: device on fire", r.items[0].Reason())
 	assert.Contains(t, r.items[1].Reason(), "over the 67108864-byte receipt cap: not read")

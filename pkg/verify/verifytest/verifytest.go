@@ -149,6 +149,9 @@ func Build(tb testing.TB, s Spec) *evidence.Receipt {
 	g := evidence.Governance{Canaries: true, JailCanaries: jail != "", VerifyCommand: "go test ./...", Jail: jail, PolicySHA256: PolicySH}
 	if s.Governance != nil {
 		g = *s.Governance
+		if g.PolicySHA256 == "" {
+			g.PolicySHA256 = PolicySH // as the provenance records it
+		}
 	}
 	a := evidence.Assess(entries, g)
 	outcome := a.Outcome
