@@ -135,7 +135,11 @@ func demoCheck(res *Result) []string {
 	}
 	// The verifier's own code: chain, content hash, stored summary, and the
 	// outcome recomputed from the chain.
-	rep, err := verify.Run([]string{res.ReceiptPath}, verify.DefaultOptions())
+	opts := verify.DefaultOptions() // strict: a recomputed pass, canaries held, jailed
+	if res.Outcome == evidence.OutcomeDryRun {
+		opts = verify.Options{RequireOutcome: evidence.OutcomeDryRun, AllowUnjailed: true} // nothing ran, nothing jailed
+	}
+	rep, err := verify.Run([]string{res.ReceiptPath}, opts)
 	if err != nil {
 		return []string{"deponent-verify: " + err.Error()}
 	}
