@@ -209,6 +209,24 @@ func TestInteropVectors(t *testing.T) {
 	assertFail(t, run(t, nil, nil, append(slices.Clone(stored), fail)...), "stored outcome GOVERNED_FAIL; GOVERNED_PASS required")
 }
 
+// TestReferenceStoreFromTheCommand: a store written by the reference's own
+// persist() (pkg/verify/testdata/REFERENCE-STORE.md) verifies as a
+// directory, as its producer directory and as a zip, with the relaxations
+// its receipts need (they carry no governance object), and not without.
+func TestReferenceStoreFromTheCommand(t *testing.T) {
+	store := filepath.Join("..", "..", "pkg", "verify", "testdata", "reference-store")
+	z := writeZip(t, "reference.zip", verifytest.ZipDir(t, store))
+	flags := []string{"--allow-stored-outcome", "--allow-no-canaries", "--allow-unjailed"}
+	for _, p := range []string{store, filepath.Join(store, "deponent"), z} {
+		r := run(t, nil, nil, append(slices.Clone(flags), p)...)
+		assertOK(t, r)
+		assert.Contains(t, r.stdout, "3 verified, 0 failed (3 receipts, 0 ledgers)")
+		assert.Contains(t, r.stdout, "latest receipt=20261130T132049Z_sample0002")
+		assert.Contains(t, r.stdout, "index receipts=3")
+		assertFail(t, run(t, nil, nil, p), "outcome=GOVERNED_PASS(stored)", "--allow-stored-outcome")
+	}
+}
+
 // ---- receipts the kernel wrote, as the action does ----
 
 func TestStoreWrittenByKernel(t *testing.T) {
