@@ -1248,3 +1248,35 @@ func TestUsage(t *testing.T) {
 	assertFail(t, run(t, nil, nil, filepath.Join(t.TempDir(), "absent.json")), "cannot read")
 	assertFail(t, run(t, nil, nil, filepath.Join(t.TempDir(), "notes.txt")), "cannot read")
 }
+
+// TestReadTimeoutFromTheCommand: a standard input that never closes, and a
+// named pipe no one writes to, fail once --read-timeout is up instead of
+// hanging the required check.
+func TestReadTimeoutFromTheCommand(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "--read-timeout", "1s", "-")
+	cmd.Env = cleanEnv()
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	defer pw.Close() // never closed while the verifier runs: its stdin never ends
+	defer pr.Close()
+	cmd.Stdin = pr
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	_, err = pw.Write([]byte(`{"receipt_id": `))
+	require.NoError(t, err)
+	err = cmd.Run()
+	require.NoError(t, ctx.Err(), "deponent-verify hung on a stdin that never closes")
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 1, ee.ExitCode())
+	assert.Contains(t, out.String(), "not read to its end within --read-timeout 1s")
+
+	if runtime.GOOS != "windows" {
+		fifo := filepath.Join(t.TempDir(), "never.json")
+		require.NoError(t, mkfifo(fifo))
+		assertFail(t, run(t, nil, nil, "--read-timeout", "1", fifo), fifo, "nothing could be opened within --read-timeout 1s")
+	}
+	assertUsage(t, run(t, nil, nil, "--read-timeout", "-1s", "-"), "must be 0 (no limit) or more")
+}

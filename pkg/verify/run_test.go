@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -150,4 +151,59 @@ func TestCannotReadIsAFailure(t *testing.T) {
 	r.runJobs()
 	assert.Equal(t, "cannot read: device on fire", r.items[0].Reason())
 	assert.Contains(t, r.items[1].Reason(), "over the 67108864-byte receipt cap: not read")
+}
+
+// TestReadTimeout: standard input or a pipe that never closes fails once
+// the read timeout is up, as does a named pipe no one writes to; with no
+// limit asked for, a slow writer is waited for. (The limit is a second:
+// the test checks what happens when it is up, not how fast anything is.)
+func TestReadTimeout(t *testing.T) {
+	o := Options{ReadTimeout: time.Second}
+	// Standard input that sends half a receipt and never closes.
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { pw.Close() })
+	go pw.Write(verifytest.Bytes(verifytest.Build(t, verifytest.Spec{}))[:100])
+	o.Stdin = pr
+	rep, err := Run([]string{"-"}, o)
+	require.NoError(t, err)
+	assert.Contains(t, rep.Items[0].Reason(), "cannot read: not read to its end within --read-timeout 1s (standard input or a pipe that does not close?)")
+
+	// A named pipe with no writer: even opening it would block.
+	if runtime.GOOS != "windows" {
+		fifo := filepath.Join(t.TempDir(), "never.json")
+		require.NoError(t, mkfifo(fifo))
+		rep, err = Run([]string{fifo}, Options{ReadTimeout: time.Second})
+		require.NoError(t, err)
+		assert.Contains(t, rep.Items[0].Reason(), "nothing could be opened within --read-timeout 1s")
+		// A ledger named pipe whose writer stalls.
+		ledger := filepath.Join(t.TempDir(), "stall.jsonl")
+		require.NoError(t, mkfifo(ledger))
+		done := make(chan struct{})
+		t.Cleanup(func() { close(done) })
+		go func() {
+			f, err := os.OpenFile(ledger, os.O_WRONLY, 0)
+			if err == nil {
+				f.Write([]byte("{"))
+				<-done // the writer stalls until the test is over
+				f.Close()
+			}
+		}()
+		rep, err = Run([]string{ledger}, Options{ReadTimeout: time.Second, ChainOnly: true})
+		require.NoError(t, err)
+		assert.Contains(t, rep.Items[0].Reason(), "within --read-timeout 1s")
+	}
+
+	// Without a limit, a writer that takes its time is waited for.
+	pr, pw = io.Pipe()
+	data := verifytest.Bytes(verifytest.Build(t, verifytest.Spec{}))
+	go func() {
+		pw.Write(data[:100])
+		time.Sleep(1500 * time.Millisecond)
+		pw.Write(data[100:])
+		pw.Close()
+	}()
+	rep, err = Run([]string{"-"}, Options{Stdin: pr, NoReadTimeout: true})
+	require.NoError(t, err)
+	assert.True(t, rep.OK, "%+v", rep.Items)
+	assert.Equal(t, "--read-timeout 0", rep.Policy.Relaxed[0].Flag)
 }
