@@ -121,12 +121,13 @@ func (d *Doc) scanner(off, depth int) scanner {
 }
 
 // Object reads the object at off and returns its members in key order (the
-// canonical order) and the offset just after it. It refuses malformed JSON
-// anywhere inside the object, a duplicate key among its own members and
-// more than MaxMembers of them. Duplicate keys in objects nested deeper
-// are refused when those objects are read (by Object, ParseAt,
-// WriteCanonical or a Transcoder): a document must be read whole before it
-// is known to be free of them.
+// canonical order) and the offset just after it. It checks the object's
+// own syntax (its keys, colons and commas), refuses a duplicate key among
+// its members and more than MaxMembers of them, and finds where each
+// member's value ends by its structure alone (brackets and strings): the
+// values themselves are checked by whoever reads them (Object, ParseAt,
+// WriteCanonical, Skip or a Transcoder), which then end where Object said.
+// A document is known to be well-formed only once all of it was read so.
 func (d *Doc) Object(off, depth int) ([]Field, int, error) {
 	s := d.scanner(off, depth)
 	if off >= len(d.data) || d.data[off] != '{' {
@@ -147,7 +148,9 @@ func (d *Doc) Object(off, depth int) ([]Field, int, error) {
 }
 
 // members reads the object at s.pos into d.keys (above what is there),
-// sorted, and returns the offset after it. Each value is checked by skip.
+// sorted, and returns the offset after it. Its own syntax (keys,
+// separators, duplicate keys, the member cap) is checked; each value is
+// only found (findEnd), to be checked by whoever reads it.
 func (d *Doc) members(s *scanner) (int, error) {
 	if err := s.enter(); err != nil {
 		return 0, err
@@ -179,9 +182,11 @@ func (d *Doc) members(s *scanner) (int, error) {
 		s.pos++
 		s.skipWS()
 		val := s.pos
-		if err := skip(s); err != nil {
+		end, err := findEnd(s.data, s.pos)
+		if err != nil {
 			return 0, err
 		}
+		s.pos = end
 		d.keys = append(d.keys, keySpan{start: ks, end: ke, esc: esc, val: val, valEnd: s.pos})
 		s.skipWS()
 		if s.pos >= len(s.data) {
@@ -298,6 +303,66 @@ func decodeEscape(raw []byte, i int) (rune, int) {
 		return r, 6
 	}
 	return rune(raw[i+1]), 2 // '"', '\\', '/'
+}
+
+// findEnd returns the offset just after the value at off by its structure
+// alone: the brackets that open and close it, and its strings (so that a
+// bracket or quote inside one is not taken for structure). It checks
+// nothing else: on a well-formed value it ends where a reader would, and
+// on anything else a reader of the value fails. It keeps nothing and does
+// not recurse, whatever the nesting.
+func findEnd(data []byte, off int) (int, error) {
+	i, depth := off, 0
+	for i < len(data) {
+		switch c := data[i]; {
+		case c == '"':
+			j, ok := stringEnd(data, i+1)
+			if !ok {
+				return 0, newError(data, i, "unterminated string")
+			}
+			i = j
+		case c == '{' || c == '[':
+			depth++
+			i++
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return i, nil // the end of the container around a scalar
+			}
+			depth--
+			i++
+		case depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return i, nil // the end of a scalar
+		default:
+			i++
+		}
+		if depth == 0 && i > off && (data[i-1] == '"' || data[i-1] == '}' || data[i-1] == ']') {
+			return i, nil
+		}
+	}
+	if depth == 0 && i > off {
+		return i, nil
+	}
+	return 0, newError(data, len(data), "unexpected end of input: the value at byte %d does not end", off)
+}
+
+// stringEnd returns the offset just after the closing quote of a string
+// whose text starts at i: the next quote not escaped by a backslash.
+func stringEnd(data []byte, i int) (int, bool) {
+	for {
+		q := bytes.IndexByte(data[i:], '"')
+		if q < 0 {
+			return 0, false
+		}
+		q += i
+		n := 0 // backslashes just before the quote
+		for k := q - 1; k >= i && data[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1, true
+		}
+		i = q + 1
+	}
 }
 
 // skip checks the value at s.pos under the scanner's rules and moves past
@@ -501,12 +566,21 @@ func (d *Doc) Array(off, depth int, each func(i, at int) (int, error)) (int, err
 	}
 }
 
+// maxSourceString bounds the text ParseAt makes one string of: a bigger
+// value's strings are copied one by one, so that a tree keeps no more of
+// the document than it holds.
+const maxSourceString = 64 << 10
+
 // ParseAt parses the value at off into a tree of at most maxValues values
 // (0: the Doc's MaxValues) and returns it with the offset just after it.
 func (d *Doc) ParseAt(off, depth, maxValues int) (Value, int, error) {
 	p := parser{scanner: d.scanner(off, depth), scratch: &d.parse}
 	if maxValues > 0 {
 		p.lim.MaxValues = maxValues
+	}
+	if end, err := findEnd(d.data, off); err == nil && end-off <= maxSourceString {
+		// One string of the value's text, its strings cut from it.
+		p.src, p.srcOff = string(d.data[off:end]), off
 	}
 	v, err := p.value()
 	if err != nil {
@@ -690,6 +764,9 @@ func (c *canonWriter) object() error {
 		s.pos, s.depth = k.val, depth+1
 		if err := c.value(); err != nil {
 			return err
+		}
+		if s.pos != k.valEnd { // cannot be: a value that reads well ends where its structure does
+			return s.errf(s.pos, "expected ',' or '}' in object, found %s", s.describe(s.pos))
 		}
 	}
 	c.writeByte('}')

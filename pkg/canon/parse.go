@@ -375,6 +375,12 @@ type parser struct {
 	scanner
 	values  int // values read so far, against lim.MaxValues
 	scratch *parseScratch
+	// src, when set, is data[srcOff:srcOff+len(src)] made a string once:
+	// the strings of the tree are then cut from it, not each copied. The
+	// tree keeps all of src alive, so only a reader of a small part of a
+	// document (Doc.ParseAt) sets it.
+	src    string
+	srcOff int
 }
 
 func (p *parser) value() (Value, error) {
@@ -425,6 +431,9 @@ func (p *parser) str() (string, error) {
 		return "", err
 	}
 	if !esc {
+		if p.src != "" && start >= p.srcOff && end-p.srcOff <= len(p.src) {
+			return p.src[start-p.srcOff : end-p.srcOff], nil // no copy: see srcOff
+		}
 		return p.text(p.data[start:end]), nil
 	}
 	p.buf = appendDecoded(p.buf[:0], p.data[start:end])

@@ -157,6 +157,15 @@ func (t *Transcoder) ObjectAt(d *Doc, off, depth int) (out []byte, end int, err 
 	return t.tmp, t.s.pos, nil
 }
 
+// Release drops every reference to the last input (the captures point
+// into it): a Transcoder kept for later does not keep a document alive.
+func (t *Transcoder) Release() {
+	t.s.data = nil
+	for i := range t.got {
+		t.got[i] = Captured{}
+	}
+}
+
 // reset starts reading src at off, inside depth containers.
 func (t *Transcoder) reset(src []byte, off, depth int) {
 	t.s = scanner{data: src, pos: off, depth: depth, lim: t.lim0, buf: t.s.buf}
