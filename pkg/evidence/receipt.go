@@ -304,7 +304,23 @@ var checkers = sync.Pool{New: func() any {
 func checkReceipt(data []byte, keep bool) (*ReceiptFacts, error) {
 	c := checkers.Get().(*receiptChecker)
 	defer checkers.Put(c)
-	return c.check(data, keep)
+	f, err := c.check(data, keep)
+	var re *ReceiptError
+	if errors.As(err, &re) && re.Err == nil && len(data) > 0 {
+		// Whatever else is wrong, a receipt that is not valid JSON is
+		// reported as such first, as a reader that parses it whole would.
+		// Only a failing receipt pays for this second reading.
+		if d, derr := canon.NewDoc(data, ReceiptLimits); derr == nil {
+			end, jerr := d.Skip(d.Root(), 0)
+			if jerr == nil {
+				jerr = d.End(end)
+			}
+			if jerr != nil {
+				return f, jsonError(jerr)
+			}
+		}
+	}
+	return f, err
 }
 
 func (c *receiptChecker) check(data []byte, keep bool) (*ReceiptFacts, error) {
@@ -323,7 +339,10 @@ func (c *receiptChecker) check(data []byte, keep bool) (*ReceiptFacts, error) {
 		return f, jsonError(err)
 	}
 	d := c.doc
-	defer func() { c.doc.Reset(nil) }() // drop the reference to data
+	defer func() { // a checker kept for the next receipt keeps nothing of this one
+		c.doc.Reset(nil)
+		c.cr.w.tr.Release()
+	}()
 	root := d.Root()
 	if k := d.KindAt(root); k != canon.Object {
 		end, err := d.Skip(root, 0)
@@ -495,7 +514,7 @@ func (c *receiptChecker) check(data []byte, keep bool) (*ReceiptFacts, error) {
 			writeKey(n, m.Key)
 			n++
 			if m.Key != RFieldChain {
-				if _, err := d.WriteCanonical(w, m.At, 1); err != nil {
+				if err := writeMember(d, w, m, 1); err != nil {
 					return err
 				}
 				continue
@@ -507,7 +526,7 @@ func (c *receiptChecker) check(data []byte, keep bool) (*ReceiptFacts, error) {
 					if err := entries(); err != nil {
 						return err
 					}
-				} else if _, err := d.WriteCanonical(w, c.At, 2); err != nil {
+				} else if err := writeMember(d, w, c, 2); err != nil {
 					return err
 				}
 			}
@@ -539,6 +558,16 @@ func (c *receiptChecker) check(data []byte, keep bool) (*ReceiptFacts, error) {
 		}
 	}
 	return f, nil
+}
+
+// writeMember writes C(v) of a member's value, which must end where
+// Doc.Object found it ending.
+func writeMember(d *canon.Doc, w *bufio.Writer, m canon.Field, depth int) error {
+	end, err := d.WriteCanonical(w, m.At, depth)
+	if err == nil && end != m.End {
+		err = d.Errorf(end, "the value of %q does not end where its structure does", m.Key)
+	}
+	return err
 }
 
 // jsonError says where and how a receipt is not valid JSON.
