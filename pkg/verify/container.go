@@ -109,10 +109,10 @@ func (r *runner) addContainer(slot int, refs []ref, dirName func(string) string)
 		case refOther:
 			r.items[slot].Ignored++
 		case refReceipt:
-			grp(rf.rel).receipts[path.Base(rf.rel)] = r.addJob(rf.display, KindReceipt, rf.open, rf.exact)
+			grp(rf.rel).receipts[path.Base(rf.rel)] = r.addJob(rf.display, KindReceipt, rf.open)
 			c.receipts++
 		case refLedger:
-			grp(rf.rel).ledgers[path.Base(rf.rel)] = r.addJob(rf.display, KindLedger, rf.open, rf.exact)
+			grp(rf.rel).ledgers[path.Base(rf.rel)] = r.addJob(rf.display, KindLedger, rf.open)
 			c.ledgers++
 		case refIndex:
 			grp(rf.rel).index = &member{slot: r.newItem(rf.display, KindIndex), open: rf.open}

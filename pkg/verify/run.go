@@ -59,6 +59,7 @@ type runner struct {
 	containers []*container
 	closers    []io.Closer
 	mem        *budget
+	bufs       buffers
 	ledgerMu   sync.Mutex // one ledger at a time: package evidence already uses every core on one
 }
 
@@ -71,9 +72,6 @@ type job struct {
 	// policies fail on it; one in a container is checked against the
 	// receipts beside it instead.
 	standalone bool
-	// exact: the opener's size is the file's (a regular file), not an
-	// upper bound (a zip member's declaration) or unknown.
-	exact bool
 }
 
 func (r *runner) close() {
@@ -88,16 +86,15 @@ func (r *runner) newItem(p string, k Kind) int {
 }
 
 // addJob adds an item verified by the worker pool and returns its slot.
-// exact: open's size is the file's, not an upper bound or unknown.
-func (r *runner) addJob(p string, k Kind, open opener, exact bool) int {
+func (r *runner) addJob(p string, k Kind, open opener) int {
 	slot := r.newItem(p, k)
-	r.jobs = append(r.jobs, job{slot: slot, kind: k, open: open, exact: exact})
+	r.jobs = append(r.jobs, job{slot: slot, kind: k, open: open})
 	return slot
 }
 
 // addStandalone adds a job for a PATH named on the command line.
-func (r *runner) addStandalone(p string, k Kind, open opener, exact bool) {
-	r.addJob(p, k, open, exact)
+func (r *runner) addStandalone(p string, k Kind, open opener) {
+	r.addJob(p, k, open)
 	r.jobs[len(r.jobs)-1].standalone = true
 }
 
@@ -111,7 +108,7 @@ func (r *runner) recoverInto(slot int) {
 // addPath classifies one PATH of the command line.
 func (r *runner) addPath(p string) {
 	if p == "-" {
-		r.addStandalone(p, KindReceipt, stdinOpener(r.o.Stdin, r.o.readTimeout()), false)
+		r.addStandalone(p, KindReceipt, stdinOpener(r.o.Stdin, r.o.readTimeout()))
 		return
 	}
 	st, err := os.Stat(p) // a symlink named on the command line is followed: the user chose it
@@ -132,7 +129,7 @@ func (r *runner) addPath(p string) {
 		if hasExt(p, ".jsonl") {
 			k = KindLedger
 		}
-		r.addStandalone(p, k, streamOpener(p, r.o.readTimeout()), false)
+		r.addStandalone(p, k, streamOpener(p, r.o.readTimeout()))
 	}
 }
 
@@ -158,9 +155,9 @@ func (r *runner) addFile(p string) {
 		slot := r.newItem(p, KindEntry)
 		r.items[slot].fail("", "%s is a store's bookkeeping file, not evidence on its own: pass the directory that holds it", base)
 	case refReceipt:
-		r.addStandalone(p, KindReceipt, fileOpener(p, true), true)
+		r.addStandalone(p, KindReceipt, fileOpener(p, true))
 	case refLedger:
-		r.addStandalone(p, KindLedger, fileOpener(p, true), true)
+		r.addStandalone(p, KindLedger, fileOpener(p, true))
 	default:
 		if hasExt(base, ".zip") || looksLikeZip(p) {
 			r.addZip(p)
@@ -324,7 +321,7 @@ func (r *runner) runJob(j job) {
 	defer rc.Close()
 	switch j.kind {
 	case KindReceipt:
-		r.receipt(it, rc, size, j.exact)
+		r.receipt(it, rc, size)
 	case KindLedger:
 		r.ledgerMu.Lock()
 		defer r.ledgerMu.Unlock()
@@ -334,7 +331,7 @@ func (r *runner) runJob(j job) {
 
 // receipt reads one receipt under the size cap and the memory budget, then
 // verifies it. Only the item's facts outlive this call.
-func (r *runner) receipt(it *Item, rc io.Reader, size int64, exact bool) {
+func (r *runner) receipt(it *Item, rc io.Reader, size int64) {
 	if size > evidence.MaxReceiptBytes {
 		it.fail("", "%d bytes, over the %d-byte receipt cap: not read", size, evidence.MaxReceiptBytes)
 		return
@@ -345,7 +342,8 @@ func (r *runner) receipt(it *Item, rc io.Reader, size int64, exact bool) {
 	}
 	w = r.mem.acquire(w + receiptOverhead)
 	defer r.mem.release(w)
-	data, err := readCapped(rc, size, exact, evidence.MaxReceiptBytes)
+	data, err := r.bufs.read(rc, size, evidence.MaxReceiptBytes)
+	defer r.bufs.put(data)
 	if err != nil {
 		it.fail("", "cannot read: %v", err)
 		return
@@ -354,28 +352,69 @@ func (r *runner) receipt(it *Item, rc io.Reader, size int64, exact bool) {
 		it.fail("", "over the %d-byte receipt cap", evidence.MaxReceiptBytes)
 		return
 	}
-	checkReceipt(it, data, r.o)
+	checkReceipt(it, data, r.o) // keeps nothing of data
 }
 
-// readCapped reads rc to its end, or to one byte past limit. A size known
-// exactly (a regular file's) is allocated at once; an upper bound or an
-// unknown size is read by doubling from a small buffer, so that a zip
-// member that declares 64 MiB and holds a byte costs a byte.
-func readCapped(rc io.Reader, size int64, exact bool, limit int64) ([]byte, error) {
-	if exact && size >= 0 && size <= limit {
-		buf := make([]byte, size+1) // +1: a file that grew since its size was taken shows
-		n, err := io.ReadFull(rc, buf)
-		switch {
-		case err == nil: // it grew: read the rest, capped
-			more, err := io.ReadAll(io.LimitReader(rc, limit+1-int64(n)))
-			return append(buf[:n], more...), err
-		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-			return buf[:n], nil
-		default:
-			return nil, err
+// buffers are a run's read buffers, reused from one receipt to the next:
+// thousands of small receipts need not each cost a new one, and receipts
+// near the cap (read one after the other: see MemoryBudget) share one
+// rather than leaving one behind as garbage for each. At most
+// MemoryBudget of them is kept.
+type buffers struct {
+	mu    sync.Mutex
+	free  [][]byte
+	bytes int
+}
+
+func (p *buffers) get(n int) []byte {
+	p.mu.Lock()
+	best := -1
+	for i, b := range p.free {
+		if cap(b) >= n && (best < 0 || cap(b) < cap(p.free[best])) {
+			best = i
 		}
 	}
-	return io.ReadAll(io.LimitReader(rc, limit+1))
+	if best >= 0 {
+		b := p.free[best]
+		p.free = slices.Delete(p.free, best, best+1)
+		p.bytes -= cap(b)
+		p.mu.Unlock()
+		return b[:n]
+	}
+	p.mu.Unlock()
+	return make([]byte, n, max(n, 64<<10))
+}
+
+func (p *buffers) put(b []byte) {
+	if cap(b) == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bytes+cap(b) <= MemoryBudget {
+		p.free = append(p.free, b[:0])
+		p.bytes += cap(b)
+	}
+}
+
+// read reads rc to its end, or to one byte past limit. A size known (a
+// file's, or a zip member's declaration, which archive/zip holds it to) is
+// read into a buffer of that size, reused; an unknown one (a pipe) by
+// doubling.
+func (p *buffers) read(rc io.Reader, size int64, limit int64) ([]byte, error) {
+	if size < 0 || size > limit {
+		return io.ReadAll(io.LimitReader(rc, limit+1))
+	}
+	buf := p.get(int(size) + 1) // +1: a file that grew since its size was taken shows
+	n, err := io.ReadFull(rc, buf)
+	switch {
+	case err == nil: // it grew: read the rest, capped
+		more, err := io.ReadAll(io.LimitReader(rc, limit+1-int64(n)))
+		return append(buf[:n], more...), err
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return buf[:n], nil
+	}
+	return buf[:0], err
 }
 
 // checkReceipts counts the distinct receipts that verified, against

@@ -22,10 +22,10 @@ import (
 
 func TestPanicIsAFailureNotAnOutcome(t *testing.T) {
 	r := &runner{o: &Options{}, mem: newBudget(MemoryBudget)}
-	r.addJob("boom.json", KindReceipt, func() (io.ReadCloser, int64, error) { panic("kaboom") }, false)
+	r.addJob("boom.json", KindReceipt, func() (io.ReadCloser, int64, error) { panic("kaboom") })
 	r.addJob("fine.json", KindReceipt, func() (io.ReadCloser, int64, error) {
 		return io.NopCloser(strings.NewReader(string(verifytest.Bytes(verifytest.Build(t, verifytest.Spec{}))))), -1, nil
-	}, false)
+	})
 	r.runJobs()
 	assert.False(t, len(r.items[0].Problems) == 0)
 	assert.Contains(t, r.items[0].Reason(), "internal error (a bug, reported as a failure): kaboom")
@@ -144,10 +144,10 @@ func TestBudget(t *testing.T) {
 
 func TestCannotReadIsAFailure(t *testing.T) {
 	r := &runner{o: &Options{}, mem: newBudget(MemoryBudget)}
-	r.addJob("x.json", KindReceipt, func() (io.ReadCloser, int64, error) { return nil, 0, errors.New("device on fire") }, false)
+	r.addJob("x.json", KindReceipt, func() (io.ReadCloser, int64, error) { return nil, 0, errors.New("device on fire") })
 	r.addJob("big.json", KindReceipt, func() (io.ReadCloser, int64, error) {
 		return io.NopCloser(strings.NewReader("")), evidence.MaxReceiptBytes + 1, nil
-	}, false)
+	})
 	r.runJobs()
 	assert.Equal(t, "cannot read: device on fire", r.items[0].Reason())
 	assert.Contains(t, r.items[1].Reason(), "over the 67108864-byte receipt cap: not read")

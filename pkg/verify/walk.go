@@ -67,7 +67,6 @@ type ref struct {
 	kind    refKind
 	bad     string // refBad: why
 	open    opener
-	exact   bool // open's size is the file's (a regular file's), not an upper bound
 }
 
 // walkDir lists the files under root without following symlinks, in
@@ -112,7 +111,7 @@ func walkDir(root string) (refs []ref, problems []Problem) {
 				r.kind, r.bad = refBad, fmt.Sprintf("not a regular file (%s): not read", typeName(typ))
 			default:
 				r.kind = classify(name)
-				r.open, r.exact = fileOpener(r.display, false), true
+				r.open = fileOpener(r.display, false)
 			}
 			refs = append(refs, r)
 		}
