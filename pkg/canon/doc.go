@@ -22,11 +22,11 @@ import (
 // document. Offsets are byte offsets into the document; depth is how many
 // arrays and objects surround the value read, against MaxDepth.
 type Doc struct {
-	data  []byte
-	lim   Limits
-	root  int
-	keys  []keySpan // members of the objects being read, innermost last
-	parse parseScratch
+	data    []byte
+	lim     Limits
+	root    int
+	keys    []keySpan // members of the objects being read, innermost last
+	scratch parseScratch
 }
 
 // Field is a member of an object, located in place by Doc.Object.
@@ -312,38 +312,62 @@ func decodeEscape(raw []byte, i int) (rune, int) {
 // on anything else a reader of the value fails. It keeps nothing and does
 // not recurse, whatever the nesting.
 func findEnd(data []byte, off int) (int, error) {
-	i, depth := off, 0
-	for i < len(data) {
-		switch c := data[i]; {
-		case c == '"':
+	if off >= len(data) {
+		return 0, newError(data, off, "unexpected end of input: expected a JSON value")
+	}
+	switch data[off] {
+	case '"':
+		j, ok := stringEnd(data, off+1)
+		if !ok {
+			return 0, newError(data, off, "unterminated string")
+		}
+		return j, nil
+	case '{', '[':
+	default: // a scalar: up to the next delimiter
+		i := off
+		for i < len(data) && !scalarEnd[data[i]] {
+			i++
+		}
+		return i, nil
+	}
+	depth := 0
+	for i := off; i < len(data); {
+		c := data[i]
+		if !structural[c] {
+			i++
+			continue
+		}
+		switch c {
+		case '"':
 			j, ok := stringEnd(data, i+1)
 			if !ok {
 				return 0, newError(data, i, "unterminated string")
 			}
 			i = j
-		case c == '{' || c == '[':
+			continue
+		case '{', '[':
 			depth++
-			i++
-		case c == '}' || c == ']':
-			if depth == 0 {
-				return i, nil // the end of the container around a scalar
+		default: // '}', ']'
+			if depth--; depth == 0 {
+				return i + 1, nil
 			}
-			depth--
-			i++
-		case depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			return i, nil // the end of a scalar
-		default:
-			i++
 		}
-		if depth == 0 && i > off && (data[i-1] == '"' || data[i-1] == '}' || data[i-1] == ']') {
-			return i, nil
-		}
-	}
-	if depth == 0 && i > off {
-		return i, nil
+		i++
 	}
 	return 0, newError(data, len(data), "unexpected end of input: the value at byte %d does not end", off)
 }
+
+// structural marks the bytes findEnd stops at inside a container;
+// scalarEnd the bytes that end a scalar.
+var structural, scalarEnd = func() (st, se [256]bool) {
+	for _, c := range []byte(`"{}[]`) {
+		st[c] = true
+	}
+	for _, c := range []byte(",}] \t\n\r") {
+		se[c] = true
+	}
+	return
+}()
 
 // stringEnd returns the offset just after the closing quote of a string
 // whose text starts at i: the next quote not escaped by a backslash.
@@ -574,11 +598,29 @@ const maxSourceString = 64 << 10
 // ParseAt parses the value at off into a tree of at most maxValues values
 // (0: the Doc's MaxValues) and returns it with the offset just after it.
 func (d *Doc) ParseAt(off, depth, maxValues int) (Value, int, error) {
-	p := parser{scanner: d.scanner(off, depth), scratch: &d.parse}
+	end, err := findEnd(d.data, off)
+	if err != nil {
+		end = -1 // the parser says what is wrong
+	}
+	return d.parse(off, end, depth, maxValues)
+}
+
+// ParseSpan is ParseAt of a value known to end at end (as a Transcoder's
+// ObjectAt or Object said): it fails if the value does not end there.
+func (d *Doc) ParseSpan(off, end, depth, maxValues int) (Value, error) {
+	v, got, err := d.parse(off, end, depth, maxValues)
+	if err == nil && got != end {
+		err = d.Errorf(got, "the value does not end at byte %d", end)
+	}
+	return v, err
+}
+
+func (d *Doc) parse(off, end, depth, maxValues int) (Value, int, error) {
+	p := parser{scanner: d.scanner(off, depth), scratch: &d.scratch}
 	if maxValues > 0 {
 		p.lim.MaxValues = maxValues
 	}
-	if end, err := findEnd(d.data, off); err == nil && end-off <= maxSourceString {
+	if end > off && end-off <= maxSourceString && end <= len(d.data) {
 		// One string of the value's text, its strings cut from it.
 		p.src, p.srcOff = string(d.data[off:end]), off
 	}

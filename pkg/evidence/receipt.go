@@ -491,7 +491,7 @@ func (c *receiptChecker) check(data []byte, keep bool) (*ReceiptFacts, error) {
 				w.WriteString(", ")
 			}
 			w.Write(full)
-			e, _, err := d.ParseAt(off, 3, MaxEntryValues)
+			e, err := d.ParseSpan(off, end, 3, MaxEntryValues)
 			if err != nil {
 				return 0, err // the transcoder read it: cannot happen
 			}
