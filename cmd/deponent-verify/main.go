@@ -100,6 +100,7 @@ repository, policy hash, jail), not authorship.
 `
 
 func main() {
+	verify.TuneRuntime()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 }
 

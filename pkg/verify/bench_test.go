@@ -31,6 +31,7 @@ import (
 // exit code and jail, about 520 bytes), and those again with the
 // blocked-entry count (--max-blocked 0).
 func BenchmarkLedger1M(b *testing.B) {
+	defer TuneRuntime()() // as the command runs
 	const n = 1_000_000
 	dir := b.TempDir()
 	type ledger struct {
@@ -141,6 +142,7 @@ func benchStore(b *testing.B, root string, count int) (size int64) {
 //   - ledger: the same 100,000 entries as a bare ledger's lines, through
 //     the ledger verifier (receipts/s is its entries/s divided by 50).
 func BenchmarkStore2000(b *testing.B) {
+	defer TuneRuntime()() // as the command runs
 	const count, perReceipt = 2000, 50
 	root := b.TempDir()
 	size := benchStore(b, root, count)
@@ -223,6 +225,7 @@ func BenchmarkStore2000(b *testing.B) {
 // (resident, see benchmem.Peak) stays under 200 MB. A tree of it would
 // take gigabytes.
 func BenchmarkHostileReceipt(b *testing.B) {
+	defer TuneRuntime()() // as the command runs
 	dir := b.TempDir()
 	data := verifytest.Padded(b, verifytest.Spec{}, evidence.MaxReceiptBytes)
 	one := filepath.Join(dir, "one", "r.json")
