@@ -118,7 +118,11 @@ func RunDemo(ctx context.Context, cfg *Config, opt Options) int {
 			fmt.Fprintf(out, "         re-verified from disk by the verifier's code: %d entries re-linked,\n         content hash and outcome recomputed\n", res.Assessment.Entries)
 		}
 		fmt.Fprintln(out, "verify it yourself (tamper-evident, hash-chained — not signed):")
-		fmt.Fprintf(out, "  go run ./cmd/deponent-verify %s\n", shellQuote(res.ReceiptPath))
+		flags := "" // the verifier is strict: a dry run is not a pass, and nothing ran jailed
+		if res.Outcome == evidence.OutcomeDryRun {
+			flags = "--require-outcome GOVERNED_DRY_RUN --allow-unjailed "
+		}
+		fmt.Fprintf(out, "  go run ./cmd/deponent-verify %s%s\n", flags, shellQuote(res.ReceiptPath))
 	}
 	if len(problems) > 0 {
 		return ExitFail
