@@ -615,6 +615,18 @@ func (d *Doc) ParseSpan(off, end, depth, maxValues int) (Value, error) {
 	return v, err
 }
 
+// ParseSpanTransient is ParseSpan of a tree used and dropped before the
+// next ParseSpanTransient on d: its objects and arrays are cut from memory
+// that call reuses (its strings are its own). A reader of thousands of
+// small values, each judged and forgotten, allocates no containers for
+// them.
+func (d *Doc) ParseSpanTransient(off, end, depth, maxValues int) (Value, error) {
+	d.scratch.transient = true
+	d.scratch.slabVals, d.scratch.slabMembers = d.scratch.slabVals[:0], d.scratch.slabMembers[:0]
+	defer func() { d.scratch.transient = false }()
+	return d.ParseSpan(off, end, depth, maxValues)
+}
+
 func (d *Doc) parse(off, end, depth, maxValues int) (Value, int, error) {
 	p := parser{scanner: d.scanner(off, depth), scratch: &d.scratch}
 	if maxValues > 0 {

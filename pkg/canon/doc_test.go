@@ -206,3 +206,41 @@ func TestDocMemoryFollowsMembersNotValues(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "bytes allocated to hash %d bytes of 4M values", len(data))
 }
+
+// TestParseSpanTransient: a transient tree is the same tree, however its
+// containers nest and however the slab grows while it is read; the next
+// transient parse reuses the memory (which is why the caller must be done
+// with the first).
+func TestParseSpanTransient(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`[`)
+	for i := range 200 {
+		if i > 0 {
+			b.WriteString(`, `)
+		}
+		b.WriteString(`{"a": [1, {"b": "x"}, [true, null]], "c": {"d": {"e": [2, 3]}}, "f": "` + strings.Repeat("y", i) + `"}`)
+	}
+	b.WriteString(`]`)
+	src := []byte(b.String())
+	want, err := Parse(src, DefaultLimits)
+	require.NoError(t, err)
+	d, err := NewDoc(src, DefaultLimits)
+	require.NoError(t, err)
+	got, err := d.ParseSpanTransient(0, len(src), 0, 0)
+	require.NoError(t, err)
+	assert.True(t, Equal(want, got))
+	assert.Equal(t, string(Canonical(want)), string(Canonical(got)))
+
+	small := []byte(`{"z": [9, 9, 9]}`)
+	d2, err := NewDoc(small, DefaultLimits)
+	require.NoError(t, err)
+	v1, err := d2.ParseSpanTransient(0, len(small), 0, 0)
+	require.NoError(t, err)
+	assert.Equal(t, `{"z": [9, 9, 9]}`, v1.String())
+	// A plain parse after a transient one is its own again.
+	v2, _, err := d2.ParseAt(0, 0, 0)
+	require.NoError(t, err)
+	_, err = d2.ParseSpanTransient(0, len(small), 0, 0)
+	require.NoError(t, err)
+	assert.Equal(t, `{"z": [9, 9, 9]}`, v2.String())
+}

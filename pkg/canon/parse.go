@@ -474,6 +474,33 @@ type parseScratch struct {
 	vals     []Value
 	members  []Member
 	interned map[string]string
+	// transient: the containers of the tree are cut from slabs that the
+	// next transient parse reuses (see Doc.ParseSpanTransient), instead of
+	// each getting memory of its own.
+	transient   bool
+	slabVals    []Value
+	slabMembers []Member
+}
+
+// keepMembers gives a closing object its members: a copy of its own, or a
+// cut of the slab. A slab that grows moves; what was cut from it before
+// stays where it was, valid.
+func (sc *parseScratch) keepMembers(ms []Member) []Member {
+	if !sc.transient {
+		return slices.Clone(ms)
+	}
+	start := len(sc.slabMembers)
+	sc.slabMembers = append(sc.slabMembers, ms...)
+	return sc.slabMembers[start:len(sc.slabMembers):len(sc.slabMembers)]
+}
+
+func (sc *parseScratch) keepVals(vs []Value) []Value {
+	if !sc.transient {
+		return slices.Clone(vs)
+	}
+	start := len(sc.slabVals)
+	sc.slabVals = append(sc.slabVals, vs...)
+	return sc.slabVals[start:len(sc.slabVals):len(sc.slabVals)]
 }
 
 func (p *parser) array() (Value, error) {
@@ -506,7 +533,7 @@ func (p *parser) array() (Value, error) {
 		case ']':
 			p.pos++
 			p.depth--
-			return Value{kind: Array, arr: slices.Clone(sc.vals[base:])}, nil
+			return Value{kind: Array, arr: sc.keepVals(sc.vals[base:])}, nil
 		default:
 			return Value{}, p.errf(p.pos, "expected ',' or ']' in array, found %s", p.describe(p.pos))
 		}
@@ -571,7 +598,7 @@ func (p *parser) object() (Value, error) {
 		case '}':
 			p.pos++
 			p.depth--
-			return Value{kind: Object, obj: slices.Clone(sc.members[base:])}, nil
+			return Value{kind: Object, obj: sc.keepMembers(sc.members[base:])}, nil
 		default:
 			return Value{}, p.errf(p.pos, "expected ',' or '}' in object, found %s", p.describe(p.pos))
 		}

@@ -491,7 +491,13 @@ func (c *receiptChecker) check(data []byte, keep bool) (*ReceiptFacts, error) {
 				w.WriteString(", ")
 			}
 			w.Write(full)
-			e, err := d.ParseSpan(off, end, 3, MaxEntryValues)
+			var e canon.Value
+			if keep {
+				e, err = d.ParseSpan(off, end, 3, MaxEntryValues)
+			} else {
+				// Judged, then dropped: the Assessor keeps no container of it.
+				e, err = d.ParseSpanTransient(off, end, 3, MaxEntryValues)
+			}
 			if err != nil {
 				return 0, err // the transcoder read it: cannot happen
 			}
