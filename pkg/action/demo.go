@@ -118,7 +118,11 @@ func RunDemo(ctx context.Context, cfg *Config, opt Options) int {
 			fmt.Fprintf(out, "         re-verified from disk by the verifier's code: %d entries re-linked,\n         content hash and outcome recomputed\n", res.Assessment.Entries)
 		}
 		fmt.Fprintln(out, "verify it yourself (tamper-evident, hash-chained — not signed):")
-		fmt.Fprintf(out, "  go run ./cmd/deponent-verify %s\n", shellQuote(res.ReceiptPath))
+		flags := "" // the verifier is strict: a dry run is not a pass, and nothing ran jailed
+		if res.Outcome == evidence.OutcomeDryRun {
+			flags = "--require-outcome GOVERNED_DRY_RUN --allow-unjailed "
+		}
+		fmt.Fprintf(out, "  go run ./cmd/deponent-verify %s%s\n", flags, shellQuote(res.ReceiptPath))
 	}
 	if len(problems) > 0 {
 		return ExitFail
@@ -135,7 +139,11 @@ func demoCheck(res *Result) []string {
 	}
 	// The verifier's own code: chain, content hash, stored summary, and the
 	// outcome recomputed from the chain.
-	rep, err := verify.Run([]string{res.ReceiptPath}, verify.DefaultOptions())
+	opts := verify.DefaultOptions() // strict: a recomputed pass, canaries held, jailed
+	if res.Outcome == evidence.OutcomeDryRun {
+		opts = verify.Options{RequireOutcome: evidence.OutcomeDryRun, AllowUnjailed: true} // nothing ran, nothing jailed
+	}
+	rep, err := verify.Run([]string{res.ReceiptPath}, opts)
 	if err != nil {
 		return []string{"deponent-verify: " + err.Error()}
 	}

@@ -503,7 +503,7 @@ func TestE2EDemo(t *testing.T) {
 	m := regexp.MustCompile(`(?m)^receipt: (\S+)$`).FindStringSubmatch(r.Stdout)
 	require.NotNil(t, m, "the demo prints where the receipt is")
 	v := verifyReceipt(t, m[1])
-	assert.Contains(t, r.Stdout, "go run ./cmd/deponent-verify "+m[1])
+	assert.Regexp(t, "go run ./cmd/deponent-verify (--require-outcome GOVERNED_DRY_RUN --allow-unjailed )?"+regexp.QuoteMeta(m[1]), r.Stdout)
 	assert.Contains(t, r.Stdout, "demo: as designed")
 	assert.NotContains(t, r.Stdout, "::", "no workflow commands outside Actions")
 	rogue := 0
@@ -523,7 +523,12 @@ func TestE2EDemo(t *testing.T) {
 		assert.Contains(t, r.Stdout, "NO JAIL IS AVAILABLE HERE")
 	}
 	if verifyBin != "" {
-		code, out := runVerify(t, m[1])
+		// The demo's receipt is bound to no commit; a dry run proves no pass and ran nothing jailed.
+		args := []string{"--allow-any-commit", m[1]}
+		if v.R.Outcome == evidence.OutcomeDryRun {
+			args = append([]string{"--require-outcome", string(evidence.OutcomeDryRun), "--allow-unjailed"}, args...)
+		}
+		code, out := runVerify(t, args...)
 		assert.Equal(t, 0, code, out)
 	}
 	lines := strings.Count(r.Stdout, "\n")
