@@ -245,13 +245,7 @@ func TestCellRefusesWhenLedgerCannotRecord(t *testing.T) {
 // TestCellLiveJail runs a real command through the best jail here. It skips
 // loudly without one, and fails instead when DEPONENT_REQUIRE_JAIL=1.
 func TestCellLiveJail(t *testing.T) {
-	b, err := jail.Select("auto", jail.Options{})
-	if err != nil {
-		if os.Getenv("DEPONENT_REQUIRE_JAIL") == "1" {
-			t.Fatalf("DEPONENT_REQUIRE_JAIL=1 but no jail is usable: %v", err)
-		}
-		t.Skipf("SKIPPED LIVE JAIL TEST: no usable jail here: %v", err)
-	}
+	b := liveJail(t)
 	c, sb, l := newTestCell(t, b, false)
 	require.NoError(t, os.WriteFile(filepath.Join(sb, "data.txt"), []byte("b\na\n"), 0o644))
 	r := c.Act("run_cmd", map[string]any{"cmd": "sort data.txt | uniq && echo done"}, "builder")
