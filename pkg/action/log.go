@@ -91,12 +91,15 @@ func (r *runner) logRow(row Row, res kernel.ActResult) {
 	if row.Executed {
 		result += fmt.Sprintf(" (%s)", roundDur(row.Duration))
 	}
+	if len(row.Tampered) > 0 {
+		result += " — CHANGED PROTECTED PATH(S): " + textsafe.Clip(strings.Join(row.Tampered, ", "), 200)
+	}
 	tgt := row.Target
 	if row.Kind == RowCanary && strings.HasPrefix(row.Canary, evidence.JailCanaryPrefix) {
 		tgt = shortCmd(tgt)
 	}
 	failed := row.Kind != RowCanary && row.Kind != RowCheck && row.Verdict == evidence.VerdictAllow && row.Executed &&
-		(row.Err != "" || (row.Tool == evidence.ToolRunCmd && row.Exit != "0"))
+		(row.Err != "" || (row.Tool == evidence.ToolRunCmd && row.Exit != "0") || len(row.Tampered) > 0)
 	title := fmt.Sprintf("  #%-3d %s%-5s  %-10s %s → %s", row.Entry, status, verdict, textsafe.Clip(row.Tool, 10), textsafe.Clip(textsafe.OneLine(tgt), 60), result)
 	verbose := failed || (row.Kind == RowCanary && !canaryHeld(row, r.cfg.DryRun) && !r.cfg.DryRun) || row.Kind == RowCheck ||
 		(row.Kind != RowCanary && row.Verdict == evidence.VerdictBlock)
@@ -171,10 +174,24 @@ func (r *runner) annotateRow(row Row) {
 			r.rep.annotate(levelWarning, "Deponent: step blocked (on-block: continue)", fmt.Sprintf("BLOCK %s — %s: %s", what, row.Class, row.Reason))
 		case row.Verdict == evidence.VerdictBlock:
 			r.rep.annotate(levelError, "Deponent: "+label+" blocked", fmt.Sprintf("BLOCK %s — %s: %s", what, row.Class, row.Reason))
-		case row.Executed && row.Err != "":
-			r.rep.annotate(levelError, "Deponent: "+label+" failed", fmt.Sprintf("%s failed: %s", what, row.Err))
-		case row.Executed && row.Tool == evidence.ToolRunCmd && row.Exit != "0":
-			r.rep.annotate(levelError, "Deponent: "+label+" failed", fmt.Sprintf("%s → %s", what, exitText(row.Exit)))
+		case row.Executed && (row.Err != "" || (row.Tool == evidence.ToolRunCmd && row.Exit != "0")):
+			msg := fmt.Sprintf("%s → %s", what, exitText(row.Exit))
+			if row.Err != "" {
+				msg = fmt.Sprintf("%s failed: %s", what, row.Err)
+			}
+			switch {
+			case row.Kind == RowVerify:
+				r.rep.annotate(levelError, "Deponent: verify-command failed", msg)
+			case r.cfg.FailOnStepError:
+				r.rep.annotate(levelError, "Deponent: step failed (fail-on-step-error)", msg+" — fail-on-step-error: true, so the run fails")
+			default:
+				// Testimony, not a verdict: the agent may go on to fix it;
+				// the verify command decides.
+				r.rep.annotate(levelWarning, "Deponent: step failed", msg+" — counted and shown; it does not fail the run (the verify command decides; fail-on-step-error: true makes it fatal)")
+			}
+		}
+		if len(row.Tampered) > 0 {
+			r.rep.annotate(levelError, "Deponent: protected path changed", fmt.Sprintf("%s changed protected path(s): %s — the run cannot pass", what, textsafe.Clip(strings.Join(row.Tampered, ", "), 1000)))
 		}
 	}
 }
@@ -206,11 +223,21 @@ func (r *runner) finish(res *Result, sum *SummaryData) {
 	for _, reason := range sum.Reasons {
 		p.printf("  - %s", textsafe.Clip(textsafe.OneLine(reason), 400))
 	}
+	note := outcomeNote(res.Outcome, a)
+	if note != "" {
+		p.printf("  %s", note)
+	}
 	switch {
 	case !p.gh:
-		// The outcome line and the reasons above say it.
+		// The outcome line, the reasons and the note above say it.
 	case res.Outcome == evidence.OutcomePass:
-		p.annotate(levelNotice, "Deponent: GOVERNED_PASS", fmt.Sprintf("GOVERNED_PASS: %d entries (%d allowed, %d blocked); receipt %s", a.Entries, a.Allowed, a.Blocked, res.ReceiptID))
+		msg := fmt.Sprintf("GOVERNED_PASS: %d entries (%d allowed, %d blocked); receipt %s", a.Entries, a.Allowed, a.Blocked, res.ReceiptID)
+		if note != "" {
+			msg += "; " + note
+		}
+		p.annotate(levelNotice, "Deponent: GOVERNED_PASS", msg)
+	case res.Outcome == evidence.OutcomeUnverified:
+		p.annotate(levelWarning, "Deponent: GOVERNED_UNVERIFIED", "GOVERNED_UNVERIFIED: "+note)
 	case res.Outcome == evidence.OutcomeDryRun:
 		p.annotate(levelWarning, "Deponent: GOVERNED_DRY_RUN", "GOVERNED_DRY_RUN: nothing was executed, so nothing is proven; the step exits 1 (a dry run is never a pass)")
 	default:
@@ -236,6 +263,7 @@ func (r *runner) finish(res *Result, sum *SummaryData) {
 		{"entries", strconv.FormatInt(a.Entries, 10)},
 		{"allowed", strconv.FormatInt(a.Allowed, 10)},
 		{"blocked", strconv.FormatInt(a.Blocked, 10)},
+		{"step-errors", strconv.FormatInt(a.StepErrors, 10)},
 	}
 	local := false
 	for _, o := range outputs {
@@ -248,6 +276,9 @@ func (r *runner) finish(res *Result, sum *SummaryData) {
 	if local && !r.quiet {
 		p.printf("outputs")
 		p.printf("  receipts-dir=%s", textsafe.OneLine(res.ReceiptsDir))
+		if res.ArtifactName != "" {
+			p.printf("  artifact-name=%s", textsafe.OneLine(res.ArtifactName))
+		}
 		for _, o := range outputs {
 			p.printf("  %s=%s", o[0], textsafe.OneLine(o[1]))
 		}
@@ -267,4 +298,28 @@ func expectFlags(getenv Getenv) string {
 		s += " --expect-repo " + rp
 	}
 	return s
+}
+
+// outcomeNote says, in one line, what an outcome means beyond its
+// reasons: why a clean run without a verify command is not a pass, and
+// that failed agent steps were testimony. "" when there is nothing to add.
+func outcomeNote(o evidence.Outcome, a evidence.Assessment) string {
+	failed := ""
+	if a.StepErrors > 0 {
+		failed = fmt.Sprintf("%d agent step(s) failed along the way — testimony, not a verdict", a.StepErrors)
+	}
+	switch o {
+	case evidence.OutcomePass:
+		if failed != "" {
+			return failed + ": the out-of-band verify command passed"
+		}
+	case evidence.OutcomeUnverified:
+		n := "no verify-command was configured, so nothing independent of the agent checked the result; " +
+			"this is never a pass and the step exits 1 (only GOVERNED_PASS exits 0). Set verify-command (e.g. the test suite)"
+		if failed != "" {
+			n += "; " + failed
+		}
+		return n
+	}
+	return ""
 }
