@@ -34,7 +34,12 @@
 //     the probe reported;
 //  3. runs the agent's steps through the Cell in order, one ledger entry
 //     each, blocks included; the ledger is written durably (fsync per entry)
-//     beside the receipts as the run goes;
+//     beside the receipts as the run goes. Each action's log opens before
+//     it runs (a ::group:: in Actions, a start line locally); a command's
+//     output is copied in live, bounded (LiveBytes), and its full output is
+//     kept beside the receipt (outputs-<session>/entry-<NNNN>.log, whose
+//     sha256 the entry records) — both through the jail
+//     (kernel.Call.Output), once the jail supports them;
 //  4. runs the verify command as evidence.AgentHarness, through the same gate
 //     and jail, after the agent's steps;
 //  5. re-links the chain and judges it with evidence.Assess — the single

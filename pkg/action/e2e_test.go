@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -828,4 +829,82 @@ func TestE2EWarnsAboutTheSandbox(t *testing.T) {
 	assert.Contains(t, r.Summary, "**Warnings:**")
 	assert.Contains(t, r.Summary, "persist\\-credentials\\: false")
 	assert.Contains(t, r.Summary, "linked\\.js")
+}
+
+// waitScript blocks until the test creates go.txt in the sandbox (at most
+// 80 s, under the 90 s wall-clock cap), printing a line first.
+const waitScript = `import os, sys, time
+print("waiting for go.txt", flush=True)
+for _ in range(800):
+    if os.path.exists("go.txt"):
+        print("released", flush=True)
+        sys.exit(0)
+    time.sleep(0.1)
+sys.exit(3)
+`
+
+// startAction starts the built binary in f's environment and collects its
+// stdout as it comes.
+func startAction(t *testing.T, f *fakeRun, args ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(actionBin, args...)
+	cmd.Dir = f.Workspace
+	for k, v := range f.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return cmd, out
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestE2EProgressWhileAStepRuns: the log says which step is running while
+// it runs — in Actions its ::group:: opens before the command starts;
+// locally a start line — not only once it is over. The step is held until
+// the test has seen that line, so the order is not left to timing.
+func TestE2EProgressWhileAStepRuns(t *testing.T) {
+	t.Parallel()
+	requireJail(t)
+	for _, gh := range []bool{true, false} {
+		f := newActionsRun(t)
+		require.NoError(t, os.WriteFile(filepath.Join(f.Workspace, "wait.py"), []byte(waitScript), 0o644))
+		f.Input("steps", "python3 wait.py").Input("canaries", "false").Input("verify-command", "true")
+		start := "::group::#0 agent run_cmd: python3 wait.py\n"
+		if !gh {
+			f.Set("GITHUB_ACTIONS", "")
+			start = "  #0   ▶      run_cmd    python3 wait.py …\n"
+		}
+		cmd, out := startAction(t, f)
+		require.Eventually(t, func() bool { return strings.Contains(out.String(), start) }, 120*time.Second, 20*time.Millisecond,
+			"the step's start is in the log while it runs (gh=%v):\n%s", gh, out.String())
+		assert.NotContains(t, out.String(), "→ exit", "the step is still held")
+		require.NoError(t, os.WriteFile(filepath.Join(f.Workspace, "go.txt"), nil, 0o644))
+		require.NoError(t, cmd.Wait(), out.String())
+		log := out.String()
+		assert.Contains(t, log, "#0   ALLOW  run_cmd    python3 wait.py → exit 0")
+		assert.Less(t, strings.Index(log, start), strings.Index(log, "#0   ALLOW  run_cmd    python3 wait.py → exit 0"))
+	}
 }

@@ -29,7 +29,7 @@ func TestTamperedStepIsShown(t *testing.T) {
 	require.NoError(t, err)
 	var out bytes.Buffer
 	r := &runner{cfg: &Config{}, rep: newReporter(&out, envOf(map[string]string{"GITHUB_ACTIONS": "true"})), ledger: l}
-	r.record(kernel.ActResult{Decision: d, Executed: true, ExitCode: 0, Entry: entry}, call, RowStep, "")
+	r.record(&stepLog{r: r, token: r.rep.openGroup("t")}, kernel.ActResult{Decision: d, Executed: true, ExitCode: 0, Entry: entry}, call, RowStep, "", "")
 	require.Len(t, r.rows, 1)
 	assert.Equal(t, []string{"vendor/lib/.git/config", ".github/workflows"}, r.rows[0].Tampered)
 	log := out.String()

@@ -72,8 +72,12 @@ type runner struct {
 	rows         []Row
 	observations []observation
 	warnings     []string // for the job summary
-	fatal        error    // the run could not be testified (ledger failure)
-	quiet        bool
+	outputWarned bool     // the notice that full output is not kept was given
+	// outputDir keeps the full output of every command, one file per
+	// entry (entry-NNNN.log), beside the receipts; "" in a dry run.
+	outputDir string
+	fatal     error // the run could not be testified (ledger failure)
+	quiet     bool
 }
 
 // Run governs one run: canaries, the agent's steps, the verify command;
@@ -194,6 +198,15 @@ func (r *runner) openLedger(pl *plan) error {
 		return err
 	}
 	pl.res.LedgerPath = ledgerPath
+	if !r.cfg.DryRun && pl.backend != nil {
+		// Beside the receipt, in the artifact: the full output of every
+		// command, one file per entry, whose sha256 the entry records.
+		dir := filepath.Join(pl.res.ReceiptsDir, r.cfg.Producer, "outputs-"+r.cfg.SessionID)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return fmt.Errorf("receipts: %w", err)
+		}
+		r.outputDir = dir
+	}
 	pl.res.ArtifactName = r.cfg.ArtifactName
 	if pl.res.ArtifactName == "" {
 		pl.res.ArtifactName = defaultArtifactName(r.opt.Getenv, r.cfg.SessionID, r.cfg.SessionDefaulted, use)
@@ -286,13 +299,12 @@ func (r *runner) execute(ctx context.Context, pl *plan) {
 			r.rep.annotate(levelError, "Deponent: cancelled", fmt.Sprintf("the run was cancelled: %d remaining step(s) not run", len(pl.steps)-i))
 			break
 		}
-		r.record(r.cell.Do(ctx, st.Call), st.Call, RowStep, "")
-		r.rows[len(r.rows)-1].Source = st.Source
+		r.act(ctx, st.Call, RowStep, "", st.Source)
 	}
 	if cfg.VerifyCommand != "" && ctx.Err() == nil {
 		r.section("out-of-band verification (run by the harness, gated and jailed)")
 		call := kernel.Call{Tool: evidence.ToolRunCmd, Params: map[string]any{"cmd": cfg.VerifyCommand}, Agent: evidence.AgentHarness}
-		r.record(r.cell.Do(ctx, call), call, RowVerify, "")
+		r.act(ctx, call, RowVerify, "", "")
 	}
 }
 
@@ -310,6 +322,9 @@ func (r *runner) conclude(pl *plan) error {
 		a.Reasons = append(a.Reasons, "the ledger does not verify: "+chain.Break.Error())
 	}
 	r.markRows()
+	if r.outputDir != "" {
+		_ = os.Remove(r.outputDir) // only when empty: no command ran, or none could be kept
+	}
 	res.Outcome, res.Assessment, res.ChainHead, res.Jail, res.Rows = a.Outcome, a, r.ledger.Head(), r.jailName, r.rows
 
 	sum := r.summaryData(res, pl.gov)
@@ -459,9 +474,19 @@ func (r *runner) canaries(ctx context.Context, backend jail.Backend, unjailed bo
 	return ran == 2
 }
 
-// record turns an action's result into a row and logs it.
-func (r *runner) record(res kernel.ActResult, call kernel.Call, kind RowKind, canaryName string) {
-	row := Row{
+// act runs one action through the Cell, with its log opened before it
+// runs (the live output, the full output file) and closed after.
+func (r *runner) act(ctx context.Context, call kernel.Call, kind RowKind, canaryName, source string) kernel.ActResult {
+	s := r.beginStep(int(r.ledger.Len()), kind, canaryName, call)
+	call.Output = s.output()
+	res := r.cell.Do(ctx, call)
+	r.record(s, res, call, kind, canaryName, source)
+	return res
+}
+
+// record turns an action's result into a row and ends its log.
+func (r *runner) record(s *stepLog, res kernel.ActResult, call kernel.Call, kind RowKind, canaryName, source string) {
+	row := Row{Source: source, OutputFile: s.rel,
 		Entry: int(r.ledger.Len() - 1), Kind: kind, Canary: canaryName, Agent: call.Agent, Tool: call.Tool,
 		Target: target(call), Verdict: res.Decision.Verdict, Class: res.Decision.BlastClass,
 		Reason: res.Decision.Reason, Executed: res.Executed, Duration: res.Duration,
@@ -489,8 +514,17 @@ func (r *runner) record(res kernel.ActResult, call kernel.Call, kind RowKind, ca
 	if res.Err != nil && res.Executed {
 		row.Err = res.Err.Error()
 	}
+	if res.OutputFile == "" {
+		row.OutputFile = ""
+	}
 	r.rows = append(r.rows, row)
-	r.logRow(row, res)
+	s.end(row, res)
+	if s.file != "" && res.Executed && res.OutputFile == "" && !r.outputWarned {
+		// After end: an annotation inside the group's fence would be inert.
+		r.outputWarned = true
+		r.rep.annotate(levelNotice, "Deponent: full output not kept",
+			"this build's jail cannot keep a command's full output or stream it live yet; the log shows the last lines of each command, and the ledger records the full output's sha256")
+	}
 }
 
 // markRows fills Held/OK by evidence.Assess's per-entry rules, for display

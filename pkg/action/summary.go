@@ -39,6 +39,9 @@ type Row struct {
 	OK       bool // steps and verify: executed and succeeded
 	Output   []string
 	Source   string
+	// OutputFile is the command's full output, relative to the receipts
+	// directory ("" when it was not kept).
+	OutputFile string
 	// Tampered are the protected paths the action changed, as its entry
 	// records them (the jail's tripwire); such a run cannot pass.
 	Tampered []string

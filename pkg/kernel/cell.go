@@ -102,6 +102,21 @@ type Call struct {
 	// Tags are extra fields recorded (and hashed) in the entry, e.g. the
 	// canary a harness probe stands for.
 	Tags []canon.Member
+	// Output is where the harness wants a command's output; nothing comes
+	// from an agent's call. Zero: only the bounded tail in ActResult.
+	Output Output
+}
+
+// Output is what the harness asks of a command's output (run_cmd only).
+type Output struct {
+	// File: keep the FULL output there — an absolute path outside the
+	// sandbox, in an existing directory. Its sha256 is the entry's
+	// outcome_sha256, so anyone can check the file against the chain.
+	File string
+	// Live receives a copy while the command runs, at most LiveBytes
+	// (0: the jail's default).
+	Live      io.Writer
+	LiveBytes int64
 }
 
 // ActResult is what the agent gets back, and what was recorded.
@@ -113,7 +128,10 @@ type ActResult struct {
 	ExitCode int    // run_cmd: the exit code (-1 when killed or not run)
 	Killed   string // run_cmd: why the jail stopped it
 	Backend  string // run_cmd: the jail that confined it
-	Duration time.Duration
+	// OutputFile is Call.Output.File when the full output was kept there,
+	// "" when it was not (not asked, nothing ran, or the jail cannot).
+	OutputFile string
+	Duration   time.Duration
 	// Err is the fail-soft message for the agent: the refusal, a malformed
 	// call, or why an allowed action failed. The loop goes on; the verdict
 	// stands and is recorded either way.
@@ -194,7 +212,7 @@ func (c *Cell) execute(ctx context.Context, call Call, d gate.Decision, res *Act
 		}
 		return evidence.HashOutcome([]byte(content)), nil
 	case evidence.ToolRunCmd:
-		return c.runCmd(ctx, d, res)
+		return c.runCmd(ctx, d, call.Output, res)
 	}
 	// The gate allows only the tools above; anything else is a bug, and
 	// still nothing runs.
@@ -203,7 +221,7 @@ func (c *Cell) execute(ctx context.Context, call Call, d gate.Decision, res *Act
 	return "", nil
 }
 
-func (c *Cell) runCmd(ctx context.Context, d gate.Decision, res *ActResult) (string, []canon.Member) {
+func (c *Cell) runCmd(ctx context.Context, d gate.Decision, out Output, res *ActResult) (string, []canon.Member) {
 	if c.jail == nil {
 		// Fail closed: the gate allowed it, but nothing confines it.
 		res.Decision = refusal(evidence.ClassNoJail, "refusing to run without a sandbox (fail closed): "+c.noJail)
@@ -215,6 +233,7 @@ func (c *Cell) runCmd(ctx context.Context, d gate.Decision, res *ActResult) (str
 		Sandbox: c.gate.Sandbox(), Script: d.Script, PATH: c.gate.TrustedPATH(),
 		Env: c.env, Protected: c.gate.ProtectedPaths(), Limits: c.limits,
 	}
+	keeps := setOutput(&spec, out)
 	r, err := c.jail.Run(ctx, spec)
 	// The command may have cached mtimes until it ended (no process
 	// outlives its step), refused or not: the jail may have started it.
@@ -233,6 +252,11 @@ func (c *Cell) runCmd(ctx context.Context, d gate.Decision, res *ActResult) (str
 	}
 	res.Executed = true
 	res.Output, res.ExitCode, res.Killed = r.Output, r.ExitCode, r.Killed
+	if keeps && out.File != "" {
+		if fi, err := os.Lstat(out.File); err == nil && fi.Mode().IsRegular() {
+			res.OutputFile = out.File
+		}
+	}
 	extra := []canon.Member{
 		canon.M(evidence.FieldExitCode, canon.Int(int64(r.ExitCode))),
 		canon.M(evidence.FieldDurationMS, canon.Int(r.Duration.Milliseconds())),
