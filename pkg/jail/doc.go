@@ -110,21 +110,70 @@
 //
 // # macOS: Seatbelt
 //
-// `/usr/bin/sandbox-exec -p PROFILE /bin/sh -c ...` with the profile of
-// seatbeltProfile, after the seed's: (allow default), (deny network*),
-// (deny file-write*) then allow writes to the sandbox, the private TMPDIR and
-// HOME, the output file and the /dev nodes a shell needs; then, since later
-// rules win, deny writes to the protected paths, deny hard links and clones
-// (a new writable name for a protected or secret inode would bypass
-// path-based rules), deny reads of the credential locations, deny
-// information about processes outside the sandbox and the kern.procargs
-// sysctls (another process's arguments and environment), and deny signals
-// to processes outside the sandbox. Paths are symlink-resolved (/var →
-// /private/var) and quoted; a path with a control character or invalid UTF-8
-// is refused (tested: a sandbox path cannot inject rules). The same rlimits,
-// RSS polling (through ps) and wall clock apply; macOS ignores RLIMIT_AS,
-// hence the RSS watchdog. The live tests are the same files as on Linux and
-// run on a macOS runner; they cannot run here.
+// `/usr/bin/sandbox-exec -p PROFILE -D KEY=path ... /bin/sh -c ...`, the step
+// started in a new session (no controlling terminal), with the profile of
+// seatbeltProfile. Every path reaches the profile as a parameter (`(param
+// "KEY")` in the text); patterns are built in Go and passed the same way,
+// so no path is ever profile text. A path with a control character or
+// invalid UTF-8 is refused; a protected path whose pattern would exceed 1024
+// bytes is refused too. Paths are symlink-resolved (/var → /private/var).
+//
+// The profile denies by default (as the strictest public agent profiles do)
+// and allows, in order, with later rules winning:
+//
+//   - processes: exec and fork; signals, process information and task ports
+//     only for processes of this sandbox; sysctl reads except kern.procargs*
+//     (other processes' arguments and environment); host information;
+//     POSIX semaphores; creating Unix and IP sockets, with every network
+//     operation denied; mach-lookup of opendirectoryd's libinfo and
+//     membership only. No LaunchServices (open, .command files, URL
+//     handlers), Apple events, preferences daemon (defaults write),
+//     background URL sessions, Keychain or trust daemons, launchd jobs,
+//     distributed notifications, IOKit or pseudo-terminals;
+//   - reads and executable mappings of the whole system except the hidden
+//     areas — /Users, the real HOME wherever it is, /Volumes, root's home,
+//     /private/var/folders, /private/tmp and /private/var/tmp, where other
+//     processes keep their files (RUNNER_TEMP is under the home on hosted
+//     runners) — then again the sandbox, the run directory and the exposed
+//     toolchain roots (computeExposure: PATH toolchains and
+//     Options.ExtraReadOnly), with the metadata, not the contents, of the
+//     directories above them;
+//   - writes and ioctls only to the sandbox, the private TMPDIR and HOME, the
+//     output file and the /dev nodes a shell needs;
+//   - then the denials no rule above can undo: writes to the protected paths,
+//     matched case-insensitively (APFS: ".GIT" is ".git"; simple Unicode case
+//     folding, so KELVIN SIGN and LONG S too) and also when absent; writes to
+//     every .git at any depth when the sandbox's .git is protected; writes of
+//     any kind (rename, removal, replacement, mode) to the directories between
+//     the sandbox and a protected path, which are created before the run when
+//     missing and removed after it when still empty, never following a
+//     symlink (a rename is an unlink of the source and a create of the
+//     destination, so renaming .github away and back would otherwise change
+//     .github/workflows); hard links and clones (a new writable name for a
+//     protected or secret inode); reads and writes of the real home's
+//     credential locations, of the paths they resolve to when they are
+//     symlinks (a ~/.npmrc linked elsewhere), of the credential masks of the
+//     exposed roots and of root's secrets (/etc/sudoers, master.passwd, ssh
+//     host keys, the system keychain, ...); the terminal devices; exec of
+//     sudo, su and login (hosted runners have passwordless sudo); the TIOCSTI
+//     ioctl by number; the LaunchServices, cfprefsd, nsurlsessiond and
+//     Keychain service prefixes; and network*, lsopen, appleevent-send,
+//     job-creation, user-preference-write, file-mount, file-unmount, nvram*,
+//     sysctl-write and mach-register, each by name.
+//
+// The availability probe applies a profile with every kind of rule, so an
+// operation or filter a macOS version does not know refuses the backend
+// instead of failing a step. The same rlimits, RSS polling (through ps) and
+// wall clock apply; macOS ignores RLIMIT_AS, hence the RSS watchdog. The
+// profile's text and every pattern are unit-tested on any OS
+// (seatbelt_profile_test.go: rules present and in order, every parameter
+// defined and used, no path text, each pattern compiled with Go's regexp
+// against sample paths). Its live tests (live_test.go and
+// live_seatbelt_darwin_test.go, each with a positive control: open of a URL
+// and of a .command file, defaults write, a launchd job, a renamed .github,
+// case variants, a symlinked ~/.npmrc, the temp trees, sudo, the home's
+// agent credentials, TIOCSTI, the common toolchains) run only on the macOS
+// CI job. Until that job has passed, the Seatbelt backend is unproven.
 //
 // # Not covered
 //
@@ -135,9 +184,12 @@
 //   - Reading what is deliberately exposed: world-readable files under /usr,
 //     /etc, /opt and the toolchain roots, and on Linux root-owned files there
 //     when the runner is root (only the listed secrets are masked). On macOS
-//     reads are allowed by default except the credential locations; the
-//     Keychain is also reachable through the securityd service, which the
-//     profile does not block. Reading alone is inert without a network, but
+//     reads are allowed everywhere outside the hidden areas, the credential
+//     locations and root's secrets: a self-hosted runner installed outside
+//     the home (its .credentials, its _work/_temp) is readable, as is
+//     world-readable data under /Library and /private/var. sysctl reads
+//     other than kern.procargs* are allowed (process list, hardware,
+//     network configuration). Reading alone is inert without a network, but
 //     whatever is read can end up in the step's output, which the caller
 //     records.
 //   - The sandbox itself: anything the host later executes from it (build
@@ -158,13 +210,25 @@
 //     best-effort; a daemon that clears its environment and leaves the tree
 //     between two samples survives. The same holds for "none" on Linux. If
 //     the caller itself crashes, "none" and Seatbelt steps are not killed.
+//     On macOS a process started through a service (launchd, LaunchServices)
+//     has launchd as its parent and escapes the sweep; the profile denies
+//     those services (tested: nothing of the step survives).
+//   - macOS name equivalence beyond simple case folding: APFS also treats
+//     canonically equivalent Unicode spellings as one name. The patterns
+//     cover case (and the KELVIN SIGN's and LONG S's folds to k and s), not
+//     normalization of non-ASCII protected names; the gate and the runner's
+//     after-step comparison of the protected set remain for those.
 //   - Concurrent runs on the same sandbox with an absent protected path:
 //     the first run to finish removes the empty mount point and the other
 //     run's guard over that name detaches with it. Steps of one sandbox are
 //     meant to run one at a time.
 //   - The Seatbelt profile's operations are verified only on the macOS runner
 //     (and by the availability probe, which applies the same profile shape);
-//     the Linux build only unit-tests its text.
+//     the Linux build only unit-tests its text. Concurrent Seatbelt runs on
+//     one sandbox share the parents they create for protected paths: the
+//     first to finish removes an empty one while the other still runs, whose
+//     profile still denies that name (nothing opens; the step just cannot add
+//     files below it any more).
 //
 // The "none" backend has the rebuilt environment, private TMPDIR/HOME,
 // rlimits, watchdogs, output handling and sweep, and nothing else: no

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -20,12 +21,23 @@ func processesMatching(t testing.TB, marker string) []int {
 	t.Helper()
 	out, err := exec.Command("/bin/ps", "-axww", "-o", "pid=,stat=,command=").Output()
 	require.NoError(t, err)
-	var lines []string
+	var pids []int
 	for _, l := range strings.Split(string(out), "\n") {
 		f := strings.Fields(l)
-		if len(f) >= 2 && !strings.HasPrefix(f[1], "Z") && strings.Contains(l, marker) && f[0] != fmt.Sprint(os.Getpid()) {
-			lines = append(lines, l)
+		if len(f) < 2 || strings.HasPrefix(f[1], "Z") || !strings.Contains(l, marker) {
+			continue
+		}
+		pid, err := strconv.Atoi(f[0])
+		require.NoError(t, err, "ps line %q", l)
+		if pid != os.Getpid() {
+			pids = append(pids, pid)
 		}
 	}
-	return pidsOf(lines)
+	return pids
+}
+
+// ownProcessProbe prints OWN-PROCESS-SEEN when ps can see the step's own
+// shell: the in-jail control of otherProcessProbe.
+func ownProcessProbe() string {
+	return `ps -ww -p $$ -o pid= | grep -q "$$" && echo OWN-PROCESS-SEEN`
 }

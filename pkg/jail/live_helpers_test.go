@@ -17,6 +17,13 @@ import (
 // (CI sets it).
 const requireJailEnv = "DEPONENT_REQUIRE_JAIL"
 
+// testPythonEnv names a python3 to run the live probes with instead of the
+// system's /usr/bin/python3. The macOS CI job runs the live tests twice, the
+// second time with setup-python's interpreter, whose files live under the
+// runner's home: the probes then also prove the jail with a toolchain that
+// the profile has to expose.
+const testPythonEnv = "DEPONENT_TEST_PYTHON"
+
 // skipOrFail skips a live test loudly, or fails it when the jail is required.
 func skipOrFail(t testing.TB, format string, args ...any) {
 	t.Helper()
@@ -69,12 +76,22 @@ func newFixture(t *testing.T) *fixture {
 	mustMkdir(t, filepath.Join(f.tool, "bin"))
 	writeFile(t, filepath.Join(f.tool, "bin", "deponent-hello"), "#!/bin/sh\necho hello-from-home-toolchain\n", 0o755)
 	f.path = filepath.Join(f.tool, "bin") + ":/usr/local/bin:/usr/bin:/bin"
+	python := "/usr/bin/python3"
+	if p := os.Getenv(testPythonEnv); p != "" {
+		// Another interpreter first on PATH: its directory must hold the
+		// python3 the probes call.
+		if !filepath.IsAbs(p) || filepath.Base(p) != "python3" {
+			t.Fatalf("%s=%q must be the absolute path of a python3", testPythonEnv, p)
+		}
+		python = p
+		f.path = filepath.Join(f.tool, "bin") + ":" + filepath.Dir(p) + ":/usr/local/bin:/usr/bin:/bin"
+	}
 	f.opts = Options{RealHome: f.home, PollInterval: 50 * time.Millisecond}
 	f.jail = liveJail(t, f.opts)
 	// The probes are python3 programs: without it they would fail for the
 	// wrong reason. CI installs it (with pytest) beside bubblewrap.
-	if _, err := exec.LookPath("/usr/bin/python3"); err != nil {
-		skipOrFail(t, "the live probes need /usr/bin/python3: %v", err)
+	if _, err := exec.LookPath(python); err != nil {
+		skipOrFail(t, "the live probes need %s: %v", python, err)
 	}
 	f.none = NewUnjailed(f.opts)
 	return f

@@ -69,3 +69,10 @@ func TestLiveNoHostRunOrSockets(t *testing.T) {
 	res := f.run(f.jail, f.spec(`for d in /run /var/run /var /sys /home /srv /mnt; do [ -e "$d" ] && echo "VISIBLE $d"; done; ls /proc | grep -c '^[0-9]'; exit 0`))
 	assert.NotContains(t, string(res.Output), "VISIBLE")
 }
+
+// ownProcessProbe prints OWN-PROCESS-SEEN when the step can read its own
+// environment the way otherProcessProbe reads another's: the in-jail
+// control of that probe.
+func ownProcessProbe() string {
+	return `tr '\0' '\n' < /proc/$$/environ | grep -q '^` + runTokenVar + `=' && echo OWN-PROCESS-SEEN`
+}

@@ -27,13 +27,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// pyConnect is a python3 probe that prints CONNECTED or BLOCKED.
+// pyConnect is a python3 probe that prints CONNECTED or BLOCKED (a jail may
+// refuse the socket itself or only the connection).
 func pyConnect(family, addr string) string {
 	return fmt.Sprintf(`python3 -c '
 import socket
-s = socket.socket(socket.%s, socket.SOCK_STREAM)
-s.settimeout(3)
 try:
+    s = socket.socket(socket.%s, socket.SOCK_STREAM)
+    s.settimeout(3)
     s.connect(%s)
     print("CONNECTED")
 except OSError as e:
@@ -85,8 +86,8 @@ func TestLiveNetworkNoRouteOut(t *testing.T) {
 	// 198.51.100.7 is a documentation address (TEST-NET-2).
 	probe := `python3 -c '
 import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 try:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.connect(("198.51.100.7", 9))
     print("ROUTED")
 except OSError as e:
@@ -226,15 +227,20 @@ func TestLiveOtherProcesses(t *testing.T) {
 	require.NoError(t, other.Start())
 	t.Cleanup(func() { other.Process.Kill(); other.Wait() })
 	time.Sleep(50 * time.Millisecond)
-	probe := otherProcessProbe(other.Process.Pid) + fmt.Sprintf("; kill -0 %d && echo SIGNALLED; exit 0", other.Process.Pid)
+	probe := otherProcessProbe(other.Process.Pid) + fmt.Sprintf("; kill -0 %d && echo SIGNALLED-OTHER; ", other.Process.Pid) +
+		ownProcessProbe() + "; kill -0 $$ && echo SIGNALLED-SELF; exit 0"
 
 	control := f.run(f.none, f.spec(probe))
 	require.Contains(t, string(control.Output), marker, "control: unjailed code reads another process's environment")
-	require.Contains(t, string(control.Output), "SIGNALLED", "control: unjailed code can signal host processes")
+	require.Contains(t, string(control.Output), "SIGNALLED-OTHER", "control: unjailed code can signal host processes")
 
 	res := f.run(f.jail, f.spec(probe))
 	assert.NotContains(t, string(res.Output), marker)
-	assert.NotContains(t, string(res.Output), "SIGNALLED")
+	assert.NotContains(t, string(res.Output), "SIGNALLED-OTHER")
+	// In-jail control: the same tools work on the step's own process, so the
+	// denials above are the jail's, not a missing or broken tool.
+	assert.Contains(t, string(res.Output), "OWN-PROCESS-SEEN")
+	assert.Contains(t, string(res.Output), "SIGNALLED-SELF")
 }
 
 func TestLiveProtectedGitHooks(t *testing.T) {
@@ -489,9 +495,6 @@ func TestLiveHomeToolchain(t *testing.T) {
 	t.Logf("exit=%d reason=%q\n%s", res.ExitCode, res.Reason, res.Output)
 	require.Equal(t, 0, res.ExitCode)
 	require.Contains(t, string(res.Output), "PYOK 3")
-	if runtime.GOOS != "linux" {
-		return // Seatbelt allows reading the home except its credential locations
-	}
 	for _, c := range []string{".ssh", ".aws", ".config", ".docker", ".netrc", ".git-credentials", ".npmrc", ".gnupg", ".kube", ".bashrc"} {
 		assert.NotContains(t, strings.Fields(string(res.Output)), c, "the real home's %s is visible", c)
 	}
@@ -552,6 +555,7 @@ func TestLiveSetupFailureIsNoJail(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(f.sandbox, "ran.txt")))
 
 	var b Backend
+	want := "Can't mount proc"
 	if runtime.GOOS == "linux" {
 		real, err := exec.LookPath("bwrap")
 		require.NoError(t, err)
@@ -566,13 +570,23 @@ exit 1
 `, 0o755)
 		b = NewBwrap(Options{BwrapPath: fake, RealHome: f.home})
 	} else {
-		t.Skip("the setup-failure stand-in is a bwrap wrapper")
+		// Passes the probe (its command is `/bin/sh -c :`), refuses the
+		// profile of real runs.
+		fake := filepath.Join(resolvedTempDir(t), "sandbox-exec")
+		writeFile(t, fake, `#!/bin/sh
+for a; do last=$a; done
+if [ "$last" = : ]; then exec /usr/bin/sandbox-exec "$@"; fi
+echo "sandbox-exec: stand-in refuses this profile" >&2
+exit 71
+`, 0o755)
+		b = NewSeatbelt(Options{SandboxExecPath: fake, RealHome: f.home})
+		want = "stand-in refuses this profile"
 	}
 	require.NoError(t, b.Available())
 	res := f.run(b, f.spec("echo ran > ran.txt"))
 	assert.Equal(t, KilledNoJail, res.Killed)
 	assert.Equal(t, -1, res.ExitCode)
-	assert.Contains(t, res.Reason, "Can't mount proc")
+	assert.Contains(t, res.Reason, want)
 	assert.False(t, exists(filepath.Join(f.sandbox, "ran.txt")))
 }
 
