@@ -118,7 +118,7 @@ func RunDemo(ctx context.Context, cfg *Config, opt Options) int {
 			fmt.Fprintf(out, "         re-verified from disk by the verifier's code: %d entries re-linked,\n         content hash and outcome recomputed\n", res.Assessment.Entries)
 		}
 		fmt.Fprintln(out, "verify it yourself (tamper-evident, hash-chained — not signed):")
-		fmt.Fprintf(out, "  go run ./cmd/deponent-verify %s\n", shellQuote(res.ReceiptPath))
+		fmt.Fprintf(out, "  go run ./cmd/deponent-verify %s%s\n", outcomeFlag(res.Outcome), shellQuote(res.ReceiptPath))
 	}
 	if len(problems) > 0 {
 		return ExitFail
@@ -135,7 +135,9 @@ func demoCheck(res *Result) []string {
 	}
 	// The verifier's own code: chain, content hash, stored summary, and the
 	// outcome recomputed from the chain.
-	rep, err := verify.Run([]string{res.ReceiptPath}, verify.DefaultOptions())
+	opts := verify.DefaultOptions()
+	opts.RequireOutcome = res.Outcome // exactly what the run concluded, recomputed
+	rep, err := verify.Run([]string{res.ReceiptPath}, opts)
 	if err != nil {
 		return []string{"deponent-verify: " + err.Error()}
 	}
@@ -179,4 +181,14 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// outcomeFlag is the verifier flag that asks for a run's own outcome when
+// it is not GOVERNED_PASS (which the verifier requires by default): the
+// receipt then verifies as what it is, never as a pass.
+func outcomeFlag(o evidence.Outcome) string {
+	if o == "" || o == evidence.OutcomePass {
+		return ""
+	}
+	return "--require-outcome " + string(o) + " "
 }

@@ -332,7 +332,7 @@ func (r *runner) finish(res *Result, sum *SummaryData) {
 	}
 	if res.ReceiptPath != "" && !r.quiet {
 		p.printf("receipt   %s", textsafe.OneLine(res.ReceiptPath))
-		p.printf("verify it offline: deponent-verify%s %s", expectFlags(r.opt.Getenv), textsafe.OneLine(res.ReceiptPath))
+		p.printf("verify it offline: deponent-verify %s%s%s", outcomeFlag(res.Outcome), expectFlags(r.opt.Getenv), textsafe.OneLine(res.ReceiptPath))
 	}
 
 	outputs := [][2]string{
@@ -372,10 +372,10 @@ func (r *runner) finish(res *Result, sum *SummaryData) {
 func expectFlags(getenv Getenv) string {
 	s := ""
 	if c := getenv("GITHUB_SHA"); c != "" && safeShellWord(c) {
-		s += " --expect-commit " + c
+		s += "--expect-commit " + c + " "
 	}
 	if rp := getenv("GITHUB_REPOSITORY"); rp != "" && safeShellWord(rp) {
-		s += " --expect-repo " + rp
+		s += "--expect-repo " + rp + " "
 	}
 	return s
 }
