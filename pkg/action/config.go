@@ -37,6 +37,7 @@ const (
 	InSessionID      = "session-id"
 	InUploadArtifact = "upload-artifact"
 	InArtifactName   = "artifact-name"
+	InAttest         = "attest"
 )
 
 // InputSpec documents one input. Inputs is the single list that the flag
@@ -70,6 +71,7 @@ var Inputs = []InputSpec{
 	{Name: InSessionID, Arg: "ID", Usage: "receipt session id (default: RUN_ID-RUN_ATTEMPT-JOB and, in a matrix or where the job's check run id is known, a job key; locally random)"},
 	{Name: InUploadArtifact, Default: "true", Usage: "action.yml only: upload receipts-dir as a workflow artifact", bool: true},
 	{Name: InArtifactName, Arg: "NAME", Usage: "action.yml only: artifact name (default: deponent-receipts-<job>[-<job key>][-<n>]-<run attempt>, unique per job, matrix leg and attempt)"},
+	{Name: InAttest, Default: "false", Usage: "action.yml only: attest the receipt with actions/attest-build-provenance (needs id-token: write, attestations: write)", bool: true},
 }
 
 func inputSpec(name string) InputSpec {
@@ -118,6 +120,8 @@ type Config struct {
 	SessionDefaulted bool
 	UploadArtifact   bool
 	ArtifactName     string
+	// Attest is read and validated only: action.yml attests the receipt.
+	Attest bool
 	// Explicit lists the inputs given by a flag or an INPUT_ variable.
 	Explicit map[string]bool
 }
@@ -271,6 +275,7 @@ func buildConfig(raw map[string]string, explicit map[string]bool, demo bool, get
 	c.Canaries = boolIn(InCanaries)
 	c.UploadArtifact = boolIn(InUploadArtifact)
 	c.FailOnStepError = boolIn(InFailOnStepErr)
+	c.Attest = boolIn(InAttest)
 	if err != nil {
 		return nil, err
 	}
