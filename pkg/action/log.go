@@ -63,7 +63,7 @@ type stepLog struct {
 	token string      // the fence's token (Actions), "" locally
 	live  *liveWriter // the live copy of a command's output, nil when none
 	file  string      // where the full output is to be kept, "" when not asked
-	rel   string      // file, relative to the receipts directory
+	rel   string      // file, relative to the receipts directory (the artifact's root)
 }
 
 // beginStep opens the log of the action about to get entry index entry.
@@ -77,7 +77,7 @@ func (r *runner) beginStep(entry int, kind RowKind, canaryName string, call kern
 	if runs && r.outputDir != "" {
 		name := fmt.Sprintf("entry-%04d.log", entry)
 		s.file = filepath.Join(r.outputDir, name)
-		s.rel = filepath.ToSlash(filepath.Join(filepath.Base(r.outputDir), name))
+		s.rel = filepath.ToSlash(filepath.Join(r.cfg.Producer, filepath.Base(r.outputDir), name))
 	}
 	if !r.rep.gh {
 		if runs && !r.quiet && (kind == RowStep || kind == RowVerify) && r.gate.Decide(call.Tool, call.Params).Allowed() {

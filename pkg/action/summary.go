@@ -2,6 +2,7 @@ package action
 
 import (
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -239,6 +240,10 @@ func RenderSummary(d *SummaryData) string {
 	}
 
 	b.WriteString("### Verify offline\n\n")
+	if dir := outputDirOf(d.Rows); dir != "" {
+		fmt.Fprintf(&b, "The full output of every command is in %s of the artifact, one file per entry (`entry-NNNN.log`); "+
+			"each file's sha256 is its entry's `outcome_sha256`, so `sha256sum` checks it against the chain.\n\n", mdCode(dir+"/"))
+	}
 	b.WriteString("The ledger is a sha256 hash chain: tamper-evident, **not signed**. The receipt's `signature` is a content hash; it proves the receipt was not edited after it was written, not who wrote it.\n\n")
 	if d.ReceiptID != "" {
 		dir := "receipts"
@@ -352,4 +357,15 @@ func tamperedRows(rows []Row) []Row {
 		}
 	}
 	return out
+}
+
+// outputDirOf is the directory of the kept output files, relative to the
+// receipts directory ("" when none was kept).
+func outputDirOf(rows []Row) string {
+	for _, r := range rows {
+		if r.OutputFile != "" {
+			return path.Dir(r.OutputFile)
+		}
+	}
+	return ""
 }

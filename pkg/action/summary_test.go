@@ -266,3 +266,14 @@ func TestSummaryTellsTheTruth(t *testing.T) {
 	assert.Contains(t, s, "**Protected paths changed** (the jail's tripwire; the run cannot pass):")
 	assert.Contains(t, s, "- entry 2 (ag\\|ent run\\_cmd): sub/\\.git/config, \\.github/workflows\\|x\\.yml")
 }
+
+// TestSummaryNamesTheOutputFiles: when the full output was kept, the
+// summary says where and how to check it.
+func TestSummaryNamesTheOutputFiles(t *testing.T) {
+	d := sampleSummary()
+	assert.NotContains(t, RenderSummary(d), "entry-NNNN.log", "no file kept, none named")
+	d.Rows[2].OutputFile = "deponent/outputs-1-1-job/entry-0002.log"
+	s := RenderSummary(d)
+	assert.Contains(t, s, "The full output of every command is in `deponent/outputs-1-1-job/` of the artifact")
+	assert.Contains(t, s, "each file's sha256 is its entry's `outcome_sha256`")
+}
