@@ -39,7 +39,7 @@
 //     output is copied in live, bounded (LiveBytes), and its full output is
 //     kept beside the receipt (outputs-<session>/entry-<NNNN>.log, whose
 //     sha256 the entry records) — both through the jail
-//     (kernel.Call.Output), once the jail supports them;
+//     (kernel.Call.Output → jail.Spec.OutputFile, Spec.Live);
 //  4. runs the verify command as evidence.AgentHarness, through the same gate
 //     and jail, after the agent's steps;
 //  5. re-links the chain and judges it with evidence.Assess — the single

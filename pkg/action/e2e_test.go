@@ -2,6 +2,9 @@ package action
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,9 +74,22 @@ func TestE2EPassingPlan(t *testing.T) {
 	verifierAccepts(t, o["receipt-path"], testSHA, f.Repo, "--require-outcome", string(evidence.OutcomePass), "--require-jailed")
 
 	// The working ledger was retired once the receipt held its chain: the
-	// artifact is receipts, an index and LATEST.
+	// artifact is the receipt, an index, LATEST and the full output of
+	// every executed command, each the file its entry's hash names.
 	assert.NoFileExists(t, filepath.Join(receipts, "deponent", "ledger-4242-1-build.jsonl"))
-	assert.Len(t, dirEntries(t, receipts), 3)
+	outs, _ := filepath.Glob(filepath.Join(receipts, "deponent", "outputs-4242-1-build", "entry-*.log"))
+	assert.Len(t, dirEntries(t, receipts), 3+len(outs))
+	assert.Equal(t, int(v.A.Commands), len(outs), "one file per executed command")
+	for _, p := range outs {
+		var i int
+		_, err := fmt.Sscanf(filepath.Base(p), "entry-%04d.log", &i)
+		require.NoError(t, err)
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		sum := sha256.Sum256(b)
+		h, _ := field(v.R.Entries[i], evidence.FieldOutcomeSHA256)
+		assert.Equal(t, hex.EncodeToString(sum[:]), h, "%s is what entry %d testifies to", p, i)
+	}
 
 	// What the agent did happened, in the sandbox.
 	assert.FileExists(t, filepath.Join(f.Workspace, "deponent-ci-smoke", "wordcount.py"))
@@ -736,7 +752,9 @@ func TestE2ECrashLeavesTestimony(t *testing.T) {
 	assert.Equal(t, int64(1), l.Len(), "the finished step is on disk")
 	l.Close()
 	files := dirEntries(t, filepath.Join(f.RunnerTemp, "deponent-receipts"))
-	assert.Equal(t, []string{ledger}, files, "no receipt: the run did not finish")
+	outputs := filepath.Join(f.RunnerTemp, "deponent-receipts", "deponent", "outputs-4242-1-build")
+	assert.Equal(t, []string{ledger, filepath.Join(outputs, "entry-0000.log")}, files,
+		"no receipt: the run did not finish; the ledger so far and the finished step's output stay")
 	if verifyBin != "" {
 		code, vout := runVerify(t, "--require-outcome", string(evidence.OutcomePass), filepath.Join(f.RunnerTemp, "deponent-receipts"))
 		assert.Equal(t, 1, code, "an unfinished run does not pass:\n%s", vout)
@@ -817,6 +835,7 @@ func TestE2EWarnsAboutTheSandbox(t *testing.T) {
 	t.Parallel()
 	f := newActionsRun(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(f.Workspace, ".git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(f.Workspace, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(f.Workspace, ".git", "config"), []byte(
 		"[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic "+f.env["GITHUB_TOKEN"]+"\n"), 0o644))
 	outside := filepath.Join(f.RunnerTemp, "store.js")
@@ -824,7 +843,9 @@ func TestE2EWarnsAboutTheSandbox(t *testing.T) {
 	require.NoError(t, os.Link(outside, filepath.Join(f.Workspace, "linked.js")))
 	f.Input("steps", "ls").Input("dry-run", "true").Input("canaries", "false")
 	r := f.Run()
-	assert.Contains(t, r.Stdout, "::warning title=Deponent%3A credentials in the sandbox::the sandbox holds credentials that jailed code could read: .git/config: http.extraheader. Check out with persist-credentials: false")
+	assert.Contains(t, r.Stdout, "::warning title=Deponent%3A credentials in the sandbox::the sandbox holds credentials that jailed code could read: .git/config: ")
+	assert.Contains(t, r.Stdout, "extraheader")
+	assert.Contains(t, r.Stdout, ". Check out with persist-credentials: false")
 	assert.Contains(t, r.Stdout, "::warning title=Deponent%3A hard links in the sandbox::1 regular file(s) in the sandbox have more than one hard link (e.g. linked.js)")
 	assert.Contains(t, r.Summary, "**Warnings:**")
 	assert.Contains(t, r.Summary, "persist\\-credentials\\: false")
@@ -906,5 +927,86 @@ func TestE2EProgressWhileAStepRuns(t *testing.T) {
 		log := out.String()
 		assert.Contains(t, log, "#0   ALLOW  run_cmd    python3 wait.py → exit 0")
 		assert.Less(t, strings.Index(log, start), strings.Index(log, "#0   ALLOW  run_cmd    python3 wait.py → exit 0"))
+	}
+}
+
+// TestE2EFullOutputBesideTheReceipt: a command's output reaches the log
+// while it runs (the step is held until the test has seen its first line),
+// and its full output is kept beside the receipt, one file per entry,
+// whose sha256 is the entry's outcome_sha256 — also for an output larger
+// than the live copy's cap, which the log says it cut.
+func TestE2EFullOutputBesideTheReceipt(t *testing.T) {
+	t.Parallel()
+	requireJail(t)
+	f := newActionsRun(t)
+	require.NoError(t, os.WriteFile(filepath.Join(f.Workspace, "wait.py"), []byte(waitScript), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(f.Workspace, "big.py"), []byte(
+		"import sys\nfor i in range(40000):\n    sys.stdout.write('line %06d of a long output\\n' % i)\n"), 0o644))
+	f.Input("steps", "python3 wait.py\npython3 big.py").Input("canaries", "false").Input("verify-command", "true")
+	cmd, out := startAction(t, f)
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "  | waiting for go.txt\n") }, 120*time.Second, 20*time.Millisecond,
+		"the step's output is in the log while it runs:\n%s", out.String())
+	assert.NotContains(t, out.String(), "→ exit", "the step is still held")
+	require.NoError(t, os.WriteFile(filepath.Join(f.Workspace, "go.txt"), nil, 0o644))
+	require.NoError(t, cmd.Wait(), out.String())
+	log := out.String()
+	assert.Contains(t, log, "  | released\n")
+	assert.Contains(t, log, "live output stopped after")
+	assert.NotContains(t, log, "Deponent%3A full output not kept")
+
+	o := readOutputs(t, f.OutputFile)
+	require.Equal(t, string(evidence.OutcomePass), o["outcome"])
+	v := verifyReceipt(t, o["receipt-path"])
+	steps := entriesBy(v.R, DefaultAgent)
+	require.Len(t, steps, 2)
+	dir := filepath.Join(o["receipts-dir"], "deponent", "outputs-"+v.R.SessionID)
+	for i, want := range []string{"waiting for go.txt\nreleased\n", "line 039999 of a long output\n"} {
+		p := filepath.Join(dir, fmt.Sprintf("entry-%04d.log", i))
+		b, err := os.ReadFile(p)
+		require.NoError(t, err, "entry %d's full output is kept", i)
+		assert.True(t, strings.HasSuffix(string(b), want), "entry %d", i)
+		sum := sha256.Sum256(b)
+		h, _ := field(steps[i], evidence.FieldOutcomeSHA256)
+		assert.Equal(t, hex.EncodeToString(sum[:]), h, "entry %d: the file is what the ledger testifies to", i)
+		assert.Contains(t, log, "full output: deponent/outputs-"+v.R.SessionID+fmt.Sprintf("/entry-%04d.log", i))
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "entry-0001.log"))
+	assert.Equal(t, 40000, strings.Count(string(b), "\n"), "all of it, not the live copy's share")
+	sb, _ := os.ReadFile(f.Summary)
+	assert.Contains(t, string(sb), "The full output of every command is in `deponent/outputs-")
+	verifierAccepts(t, o["receipt-path"], testSHA, f.Repo)
+}
+
+// TestE2ETamperedStep: a step that plants a .git below the top (where git
+// on the host would later run its hooks and config), under a name the
+// gate cannot see in the command, is recorded tampered by the jail's
+// tripwire: the log and the summary name the path and the run fails,
+// whatever the step's exit code. The positive control: the same step
+// writing an ordinary directory passes.
+func TestE2ETamperedStep(t *testing.T) {
+	t.Parallel()
+	requireJail(t)
+	for _, plant := range []bool{true, false} {
+		f := newActionsRun(t)
+		require.NoError(t, os.WriteFile(filepath.Join(f.Workspace, "plant.py"), []byte(
+			"import os, sys\nd = os.path.join('sub', '.g' + 'it' if sys.argv[1] == '1' else 'notgit')\nos.makedirs(d)\n"+
+				"open(os.path.join(d, 'config'), 'w').write('[core]\\n\\tfsmonitor = evil\\n')\n"), 0o644))
+		arg := map[bool]string{true: "1", false: "0"}[plant]
+		f.Input("steps", "python3 plant.py "+arg).Input("canaries", "false").Input("verify-command", "true")
+		r := f.Run()
+		if !plant {
+			require.Equal(t, 0, r.Code, "positive control")
+			assert.NotContains(t, r.Stdout, "protected path")
+			assert.DirExists(t, filepath.Join(f.Workspace, "sub", "notgit"))
+			continue
+		}
+		assert.Equal(t, 1, r.Code)
+		assert.Equal(t, string(evidence.OutcomeFail), r.Outputs["outcome"])
+		assert.Contains(t, r.Stdout, "— CHANGED PROTECTED PATH(S): sub/.git")
+		assert.Contains(t, r.Stdout, "::error title=Deponent%3A protected path changed::entry 0 (agent, run_cmd): python3 plant.py 1 changed protected path(s): sub/.git")
+		assert.Contains(t, r.Summary, "**Protected paths changed**")
+		assert.Contains(t, r.Summary, "sub/\\.git")
+		v := verifyReceipt(t, r.Outputs["receipt-path"])
+		assert.Equal(t, int64(1), v.A.Tampered)
 	}
 }

@@ -72,7 +72,6 @@ type runner struct {
 	rows         []Row
 	observations []observation
 	warnings     []string // for the job summary
-	outputWarned bool     // the notice that full output is not kept was given
 	// outputDir keeps the full output of every command, one file per
 	// entry (entry-NNNN.log), beside the receipts; "" in a dry run.
 	outputDir string
@@ -270,13 +269,17 @@ func (r *runner) warnSandbox(f sandboxFindings) {
 		r.warn("Deponent: credentials in the sandbox", msg)
 	}
 	if f.HardLinked > 0 {
-		msg := fmt.Sprintf("%d regular file(s) in the sandbox have more than one hard link (e.g. %s): a step that writes to one changes every linked copy, "+
+		n := fmt.Sprint(f.HardLinked)
+		if f.HardLinked >= maxHardLinksListed {
+			n = "at least " + n
+		}
+		msg := fmt.Sprintf("%s regular file(s) in the sandbox have more than one hard link (e.g. %s): a step that writes to one changes every linked copy, "+
 			"also outside the sandbox — the jail confines paths, not inodes. Copy instead of linking (pnpm: package-import-method=copy).",
-			f.HardLinked, strings.Join(f.HardLinks, ", "))
+			n, strings.Join(f.HardLinks, ", "))
 		r.warn("Deponent: hard links in the sandbox", msg)
 	}
-	if f.Truncated {
-		r.warn("Deponent: sandbox not fully checked", fmt.Sprintf("the check for credentials and hard links stopped after %d entries", maxSandboxScan))
+	for _, p := range f.Problems {
+		r.warn("Deponent: sandbox not fully checked", "the check for credentials and hard links did not cover the whole sandbox: "+p)
 	}
 }
 
@@ -519,11 +522,11 @@ func (r *runner) record(s *stepLog, res kernel.ActResult, call kernel.Call, kind
 	}
 	r.rows = append(r.rows, row)
 	s.end(row, res)
-	if s.file != "" && res.Executed && res.OutputFile == "" && !r.outputWarned {
+	if s.file != "" && res.Executed && res.OutputFile == "" {
 		// After end: an annotation inside the group's fence would be inert.
-		r.outputWarned = true
-		r.rep.annotate(levelNotice, "Deponent: full output not kept",
-			"this build's jail cannot keep a command's full output or stream it live yet; the log shows the last lines of each command, and the ledger records the full output's sha256")
+		r.rep.annotate(levelWarning, "Deponent: full output not kept",
+			fmt.Sprintf("the full output of entry %d was not kept beside the receipt (%s); the log shows its last lines and the ledger records its sha256",
+				row.Entry, firstNonEmpty(row.Err, "the jail did not write it")))
 	}
 }
 

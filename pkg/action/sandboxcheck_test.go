@@ -20,18 +20,23 @@ func writeFile(t *testing.T, root, rel, content string) string {
 	return p
 }
 
-// TestCheckSandbox: credentials in any .git config (checkout's
-// extraheader, a credential helper, a token in a remote URL, in the top
-// .git, a submodule's and a nested one) and in token files are found and
-// named, never shown; harmless look-alikes are not; regular files with
+// TestCheckSandbox: what the action warns about, through the jail
+// package's analysis: credentials in any git directory's config
+// (checkout's extraheader, a token in a remote URL, a credential helper;
+// the top .git, a submodule's, a nested one) and in tool credential files
+// are named, never shown; harmless look-alikes are not; regular files with
 // more than one link are found outside .git.
 func TestCheckSandbox(t *testing.T) {
 	sb := resolvedTemp(t)
-	writeFile(t, sb, ".git/config", "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://github.com/o/r\n"+
+	gitDir := func(dir, config string) {
+		writeFile(t, sb, dir+"/HEAD", "ref: refs/heads/main\n")
+		writeFile(t, sb, dir+"/config", config)
+	}
+	gitDir(".git", "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://github.com/o/r\n"+
 		"[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic "+fakeToken+"\n")
-	writeFile(t, sb, ".git/modules/lib/config", "[remote \"origin\"]\n\turl = https://x-access-token:"+fakeToken+"@github.com/o/lib\n")
-	writeFile(t, sb, "nested/.git/config", "[credential]\n\thelper = store\n")
-	writeFile(t, sb, "clean/.git/config", "[remote \"origin\"]\n\turl = ssh://git@github.com/o/r\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n")
+	gitDir(".git/modules/lib", "[remote \"origin\"]\n\turl = https://x-access-token:"+fakeToken+"@github.com/o/lib\n")
+	gitDir("nested/.git", "[credential]\n\thelper = store\n")
+	gitDir("clean/.git", "[remote \"origin\"]\n\turl = ssh://git@github.com/o/r\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n")
 	writeFile(t, sb, ".netrc", "machine github.com login x password "+fakeToken+"\n")
 	writeFile(t, sb, "web/.npmrc", "//registry.npmjs.org/:_authToken="+fakeToken+"\n")
 	writeFile(t, sb, "other/.npmrc", "save-exact=true\n")
@@ -48,19 +53,19 @@ func TestCheckSandbox(t *testing.T) {
 	all := strings.Join(f.Credentials, "\n")
 	t.Log(all)
 	assert.NotContains(t, all, fakeToken, "names only, never a value")
-	assert.Equal(t, []string{
-		".git/config: http.extraheader",
-		".git/modules/lib/config: a URL with credentials (remote.url)",
-		".netrc: a credentials file",
-		"nested/.git/config: credential.* settings",
-		"web/.npmrc: a credentials file",
-	}, f.Credentials)
+	var named []string
+	for _, c := range f.Credentials {
+		named = append(named, strings.SplitN(c, ": ", 2)[0])
+	}
+	assert.Equal(t, []string{".git/config", ".git/modules/lib/config", ".netrc", "nested/.git/config", "web/.npmrc"}, named)
+	assert.Contains(t, all, "extraheader")
 	assert.Equal(t, 1, f.HardLinked, "the .git objects are protected; node_modules/pkg.js is not")
 	assert.Equal(t, []string{"node_modules/pkg.js"}, f.HardLinks)
-	assert.False(t, f.Truncated)
+	assert.Empty(t, f.Problems)
 
 	// Positive control: the same tree without them has nothing to report.
 	clean := resolvedTemp(t)
+	writeFile(t, clean, ".git/HEAD", "ref: refs/heads/main\n")
 	writeFile(t, clean, ".git/config", "[core]\n\tbare = false\n")
 	writeFile(t, clean, "a/b.txt", "x")
 	f = checkSandbox(clean)

@@ -128,6 +128,9 @@ type ActResult struct {
 	ExitCode int    // run_cmd: the exit code (-1 when killed or not run)
 	Killed   string // run_cmd: why the jail stopped it
 	Backend  string // run_cmd: the jail that confined it
+	// Tampered: the protected paths the command changed (the jail's
+	// tripwire), recorded in the entry; such a run cannot pass.
+	Tampered []string
 	// OutputFile is Call.Output.File when the full output was kept there,
 	// "" when it was not (not asked, nothing ran, or the jail cannot).
 	OutputFile string
@@ -242,7 +245,8 @@ func (c *Cell) runCmd(ctx context.Context, d gate.Decision, out Output, res *Act
 	if err != nil {
 		res.Executed = true
 		res.Err = fmt.Errorf("jail %s: %w", c.jail.Name(), err)
-		return "", []canon.Member{canon.M(evidence.FieldJail, canon.Str(c.jail.Name()))}
+		res.Tampered = r.Tampered
+		return "", append([]canon.Member{canon.M(evidence.FieldJail, canon.Str(c.jail.Name()))}, tamperedField(r.Tampered)...)
 	}
 	if r.Killed == "no-jail" {
 		res.Decision = refusal(evidence.ClassNoJail, "the sandbox refused to run it (fail closed): "+r.Reason)
@@ -268,7 +272,27 @@ func (c *Cell) runCmd(ctx context.Context, d gate.Decision, out Output, res *Act
 	if r.Unjailed {
 		extra = append(extra, canon.M(evidence.FieldUnjailed, canon.BoolValue(true)))
 	}
+	if r.MemoryGuard != "" {
+		extra = append(extra, canon.M(evidence.FieldMemoryGuard, canon.Str(r.MemoryGuard)))
+	}
+	// The tripwire: a step that changed a protected path is recorded as
+	// such, whatever its exit code; evidence.Assess fails the run on it.
+	res.Tampered = r.Tampered
+	extra = append(extra, tamperedField(r.Tampered)...)
 	return r.OutputSHA256, extra
+}
+
+// tamperedField records the protected paths a step changed (the jail's
+// tripwire), or nothing when it changed none.
+func tamperedField(paths []string) []canon.Member {
+	if len(paths) == 0 {
+		return nil
+	}
+	vs := make([]canon.Value, len(paths))
+	for i, p := range paths {
+		vs[i] = canon.Str(p)
+	}
+	return []canon.Member{canon.M(evidence.FieldTampered, canon.Arr(vs...))}
 }
 
 // refusal is a BLOCK decided by the Cell rather than the gate: an action
