@@ -44,6 +44,14 @@
 //     refuses every command and records the refusal (class no-jail);
 //     gate-only execution exists only through the jail package's explicit
 //     "none" opt-in and is recorded "unjailed" in every entry it runs.
+//   - A command's entry records what the jail reports: exit code, kill,
+//     the memory guard that applied, and the protected paths the command
+//     changed (the jail's tripwire, field "tampered"; evidence.Assess fails
+//     such a run whatever the exit code). Its outcome_sha256 is the sha256
+//     of the full output; the harness may ask (Call.Output) for that output
+//     to be kept at a path outside the sandbox and copied live while the
+//     command runs — the jail writes both, so the kept file is exactly what
+//     the entry testifies to.
 //   - A dry run gates and records every action and executes none.
 //   - Nothing executes that the ledger can no longer record: after a failed
 //     append, every later action is refused.
