@@ -118,9 +118,11 @@ func RunDemo(ctx context.Context, cfg *Config, opt Options) int {
 			fmt.Fprintf(out, "         re-verified from disk by the verifier's code: %d entries re-linked,\n         content hash and outcome recomputed\n", res.Assessment.Entries)
 		}
 		fmt.Fprintln(out, "verify it yourself (tamper-evident, hash-chained — not signed):")
-		flags := "" // the verifier is strict: a dry run is not a pass, and nothing ran jailed
+		// The verifier is strict: it asks for the outcome this run reached,
+		// and a dry run ran nothing, so nothing ran jailed.
+		flags := outcomeFlag(res.Outcome)
 		if res.Outcome == evidence.OutcomeDryRun {
-			flags = "--require-outcome GOVERNED_DRY_RUN --allow-unjailed "
+			flags += "--allow-unjailed "
 		}
 		fmt.Fprintf(out, "  go run ./cmd/deponent-verify %s%s\n", flags, shellQuote(res.ReceiptPath))
 	}
@@ -139,9 +141,10 @@ func demoCheck(res *Result) []string {
 	}
 	// The verifier's own code: chain, content hash, stored summary, and the
 	// outcome recomputed from the chain.
-	opts := verify.DefaultOptions() // strict: a recomputed pass, canaries held, jailed
+	opts := verify.DefaultOptions()
+	opts.RequireOutcome = res.Outcome // exactly what the run concluded, recomputed
 	if res.Outcome == evidence.OutcomeDryRun {
-		opts = verify.Options{RequireOutcome: evidence.OutcomeDryRun, AllowUnjailed: true} // nothing ran, nothing jailed
+		opts.AllowUnjailed = true // nothing ran, so nothing ran jailed
 	}
 	rep, err := verify.Run([]string{res.ReceiptPath}, opts)
 	if err != nil {
@@ -187,4 +190,14 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// outcomeFlag is the verifier flag that asks for a run's own outcome when
+// it is not GOVERNED_PASS (which the verifier requires by default): the
+// receipt then verifies as what it is, never as a pass.
+func outcomeFlag(o evidence.Outcome) string {
+	if o == "" || o == evidence.OutcomePass {
+		return ""
+	}
+	return "--require-outcome " + string(o) + " "
 }
