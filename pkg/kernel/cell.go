@@ -276,6 +276,10 @@ func (c *Cell) runCmd(ctx context.Context, d gate.Decision, out Output, res *Act
 	if r.MemoryGuard != "" {
 		extra = append(extra, canon.M(evidence.FieldMemoryGuard, canon.Str(r.MemoryGuard)))
 	}
+	if r.TaskGuard != "" {
+		extra = append(extra, canon.M(evidence.FieldTaskGuard, canon.Str(r.TaskGuard)))
+	}
+	extra = append(extra, canon.M(evidence.FieldOutputBytes, canon.Int(r.OutputBytes)))
 	// The tripwire: a step that changed a protected path is recorded as
 	// such, whatever its exit code; evidence.Assess fails the run on it.
 	res.Tampered = r.Tampered

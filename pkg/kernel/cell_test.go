@@ -274,13 +274,15 @@ func mustRead(t *testing.T, path string) []byte {
 // without tampering records neither and can pass.
 func TestCellRecordsTheTripwire(t *testing.T) {
 	fj := &fakeJail{result: jail.Result{ExitCode: 0, OutputSHA256: evidence.HashOutcome(nil),
-		Tampered: []string{"sub/.git", ".github/workflows"}, MemoryGuard: "cgroup"}}
+		Tampered: []string{"sub/.git", ".github/workflows"}, MemoryGuard: "cgroup", TaskGuard: "rlimit", OutputBytes: 42}}
 	c, _, l := newTestCell(t, fj, false)
 	r := c.Act("run_cmd", map[string]any{"cmd": "python3 x.py"}, "builder")
 	require.NoError(t, r.Err)
 	assert.Equal(t, []string{"sub/.git", ".github/workflows"}, r.Tampered)
 	assert.Equal(t, `["sub/.git", ".github/workflows"]`, field(t, r.Entry, evidence.FieldTampered))
 	assert.Equal(t, "cgroup", field(t, r.Entry, evidence.FieldMemoryGuard))
+	assert.Equal(t, "rlimit", field(t, r.Entry, evidence.FieldTaskGuard))
+	assert.Equal(t, "42", field(t, r.Entry, evidence.FieldOutputBytes))
 	a := evidence.Assess(l.Entries(), evidence.Governance{Jail: "fake", VerifyCommand: ""})
 	assert.Equal(t, evidence.OutcomeFail, a.Outcome)
 	assert.Equal(t, int64(1), a.Tampered)
