@@ -2,8 +2,9 @@ package gate
 
 import (
 	"fmt"
-	"os"
 	"testing"
+
+	"github.com/deponent-dev/deponent-action/internal/livetest"
 )
 
 // requireSharedEnv makes a missing ../shared (the reference material
@@ -12,12 +13,9 @@ import (
 // test that skipped there would be a check that silently stopped running.
 const requireSharedEnv = "DEPONENT_REQUIRE_SHARED"
 
-// skipWithoutShared skips loudly, or fails under DEPONENT_REQUIRE_SHARED=1.
+// skipWithoutShared skips loudly (counted in livetest's banner), or fails
+// under DEPONENT_REQUIRE_SHARED=1.
 func skipWithoutShared(t testing.TB, format string, args ...any) {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv(requireSharedEnv) == "1" {
-		t.Fatalf("%s=1 but the shared reference material is missing: %s", requireSharedEnv, msg)
-	}
-	t.Skipf("SKIPPING (set %s=1 to make this a failure): %s", requireSharedEnv, msg)
+	livetest.Skip(t, requireSharedEnv, fmt.Sprintf(format, args...))
 }
