@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -75,6 +76,12 @@ func execute(ctx context.Context, p *prepared, opts Options, build func(*runDir)
 	}
 	l, err := build(rd)
 	if err != nil {
+		// A launcher that cannot express this step (a path no profile
+		// can carry) is a refusal, recorded as no-jail, not a fault.
+		var rf *refusal
+		if errors.As(err, &rf) {
+			return refuse(l.backend, rf.reason), nil
+		}
 		return Result{}, err
 	}
 	if err := ctx.Err(); err != nil {

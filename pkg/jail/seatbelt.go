@@ -82,7 +82,7 @@ func (s *Seatbelt) Run(ctx context.Context, spec Spec) (Result, error) {
 			secrets:   secrets,
 		})
 		if err != nil {
-			return launch{}, err
+			return launch{backend: NameSeatbelt}, &refusal{"the Seatbelt profile cannot be built for this step: " + err.Error()}
 		}
 		argv := seatbeltArgv(s.binary(), profile, params, limitedArgv(p.limits, spec.Script))
 		return launch{backend: NameSeatbelt, argv: argv, notes: ex.notes}, nil
