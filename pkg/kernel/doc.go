@@ -16,10 +16,23 @@
 //
 // # The Cell
 //
-//   - File tools (read_file, write_file) are confined to the sandbox by an
-//     os.Root of it, whatever changed since the gate looked; a write goes to
-//     a temporary file beside the target and a rename, so a failed write
-//     leaves the old content.
+//   - File tools (read_file, write_file, edit_file, list_dir) are confined
+//     to the sandbox by an os.Root of it, whatever changed since the gate
+//     looked; a write goes to a temporary file beside the target and a
+//     rename, so a failed write leaves the old content. edit_file replaces
+//     the one occurrence of its exact old text (overlapping occurrences
+//     counted) through the same write; zero or several matches change
+//     nothing and the error says how many. list_dir lists one directory,
+//     sorted, each entry typed (directory, file with its size, symlink —
+//     never followed — or other), at most MaxListEntries entries with a
+//     count of the rest.
+//   - Calls are serialised: Do (and Refuse and Record, the harness's own
+//     entries) hold one lock from the decision to the appended entry, so
+//     concurrent callers — a live agent's parallel tool calls — run one at
+//     a time and the chain's order is the execution order. A call whose
+//     context ended before its turn is still decided and recorded; a
+//     command is then refused by the jail as "canceled", a file tool is not
+//     executed.
 //   - Commands run only through a jail. Without a usable jail the Cell
 //     refuses every command and records the refusal (class no-jail);
 //     gate-only execution exists only through the jail package's explicit
