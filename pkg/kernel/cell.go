@@ -373,3 +373,6 @@ func unwrapPathError(err error) error {
 	}
 	return err
 }
+
+// Gate is the gate the Cell decides with (for describing its rules).
+func (c *Cell) Gate() *gate.Gate { return c.gate }
