@@ -36,6 +36,12 @@ type Options struct {
 	// Quiet leaves out the ledger path, the receipt lines and the local
 	// outputs (the demo prints its own).
 	Quiet bool
+	// AgentJail, when set, is used instead of jail.SelectAgentJail (tests).
+	AgentJail jail.AgentJail
+	// MCPIn and MCPOut are the mcp subcommand's session; nil means the
+	// process's stdin and stdout.
+	MCPIn  io.Reader
+	MCPOut io.Writer
 }
 
 // Result is what a run produced.
@@ -70,6 +76,7 @@ type runner struct {
 	observations []observation
 	fatal        error // the run could not be testified (ledger failure)
 	quiet        bool
+	live         *liveState // a live agent or MCP session (agent.go)
 }
 
 // Run governs one run: canaries, the agent's steps, the verify command;
@@ -129,7 +136,7 @@ func (r *runner) prepare() (*plan, error) {
 		pl.pol = p
 	}
 	pl.steps = r.opt.Steps
-	if pl.steps == nil {
+	if pl.steps == nil && !cfg.Serve && !cfg.Agent.Live() {
 		var err error
 		if cfg.PlanPath != "" {
 			pl.steps, err = LoadPlan(cfg.PlanPath)
@@ -173,7 +180,7 @@ func (r *runner) prepare() (*plan, error) {
 	pl.gov = evidence.Governance{
 		DryRun: cfg.DryRun, OnBlockContinue: cfg.OnBlockContinue, Canaries: cfg.Canaries,
 		VerifyCommand: cfg.VerifyCommand, Jail: r.jailName, Unjailed: r.jailName == jail.NameNone,
-		PolicySHA256: pl.pol.SHA256(),
+		PolicySHA256: pl.pol.SHA256(), Agent: cfg.Agent.Kind,
 	}
 	return pl, nil
 }
@@ -230,7 +237,15 @@ func (r *runner) execute(ctx context.Context, pl *plan) {
 	if cfg.Canaries {
 		pl.gov.JailCanaries = r.canaries(ctx, pl.backend, pl.gov.Unjailed)
 	}
-	r.section("agent steps")
+	switch {
+	case cfg.Serve:
+		r.serveStdio(ctx)
+	case cfg.Agent.Live():
+		r.agentSession(ctx, pl)
+	}
+	if len(pl.steps) > 0 {
+		r.section("agent steps")
+	}
 	for i, st := range pl.steps {
 		if ctx.Err() != nil {
 			r.rep.annotate(levelError, "Deponent: cancelled", fmt.Sprintf("the run was cancelled: %d remaining step(s) not run", len(pl.steps)-i))
@@ -267,6 +282,9 @@ func (r *runner) conclude(pl *plan) error {
 	persistErr := r.fatal
 	if persistErr == nil {
 		persistErr = r.persist(res, entries, pl.gov, a, pl.pol)
+	}
+	if persistErr == nil {
+		persistErr = r.checkAgentReceipt(res.ReceiptPath, pl.gov)
 	}
 	if persistErr == nil {
 		persistErr = r.retireLedger(res)
@@ -499,7 +517,7 @@ func (r *runner) persist(res *Result, entries []canon.Value, gov evidence.Govern
 		Producer: r.cfg.Producer, SessionID: r.cfg.SessionID, Model: r.cfg.Model, Task: r.cfg.Task,
 		Outcome: a.Outcome, Entries: entries,
 		Provenance: provenance(r.opt.Getenv, r.jailName, pol.SHA256(), r.gate.Sandbox()),
-		Extra:      []canon.Member{canon.M(evidence.RFieldGovernance, gov.Value(a))},
+		Extra:      append([]canon.Member{canon.M(evidence.RFieldGovernance, gov.Value(a))}, r.agentMembers()...),
 		Now:        now(),
 	})
 	if err != nil {
@@ -578,6 +596,9 @@ func (r *runner) summaryData(res *Result, gov evidence.Governance) *SummaryData 
 		Commit:      r.opt.Getenv("GITHUB_SHA"), Repository: r.opt.Getenv("GITHUB_REPOSITORY"), RunID: r.opt.Getenv("GITHUB_RUN_ID"),
 	}
 	d.ArtifactName, d.Upload = r.cfg.ArtifactName, r.cfg.UploadArtifact
+	if r.live != nil {
+		d.Agent = r.live.sum
+	}
 	if d.ArtifactName == "" && r.opt.Getenv("GITHUB_JOB") != "" {
 		d.ArtifactName = "deponent-receipts-" + r.opt.Getenv("GITHUB_JOB") + "-" + r.opt.Getenv("GITHUB_RUN_ATTEMPT")
 	}

@@ -67,6 +67,8 @@ type SummaryData struct {
 	RunID         string
 	ArtifactName  string
 	Upload        bool // the receipts are uploaded as artifact ArtifactName
+	// Agent is the live agent's section; nil without one.
+	Agent *AgentSummary
 }
 
 // maxSummaryRows keeps the job summary under GitHub's 1 MiB cap; the
@@ -127,6 +129,7 @@ func RenderSummary(d *SummaryData) string {
 		fmt.Fprintf(&b, "| receipt | %s |\n", mdCode(d.ReceiptID))
 	}
 	b.WriteString("\n")
+	b.WriteString(renderAgentSection(d.Agent))
 
 	b.WriteString("### Actions\n\n")
 	b.WriteString("| entry | agent | tool | command / path | verdict | class | exit | duration |\n")
