@@ -173,14 +173,30 @@ func (r *runner) serveStdio(ctx context.Context) {
 		r.fatal = errors.Join(r.fatal, err)
 		return
 	}
-	in, out := r.opt.MCPIn, r.opt.MCPOut
-	if in == nil {
-		in = os.Stdin
+	var transport mcp.Transport
+	if l := r.opt.MCPListener; l != nil {
+		// The detached session server: one connection, from the relay the
+		// client started.
+		_ = l.SetDeadline(time.Now().Add(firstConnection))
+		c, err := l.Accept()
+		_ = l.Close()
+		if err != nil {
+			r.rep.annotate(levelError, "Deponent: no MCP client", "no client connected to the governed session: "+err.Error())
+			r.finishLive()
+			return
+		}
+		transport = mcprelay.Transport(c)
+	} else {
+		in, out := r.opt.MCPIn, r.opt.MCPOut
+		if in == nil {
+			in = os.Stdin
+		}
+		if out == nil {
+			out = os.Stdout
+		}
+		transport = &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
 	}
-	if out == nil {
-		out = os.Stdout
-	}
-	err = srv.Serve(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+	err = srv.Serve(ctx, transport)
 	r.finishLive()
 	if err := srv.LedgerErr(); err != nil {
 		r.fatal = errors.Join(r.fatal, err)
@@ -292,7 +308,7 @@ func (s *session) run(ctx context.Context) {
 			return
 		}
 	}
-	ln, err := mcprelay.Listen(root)
+	ln, err := listenShort(root)
 	if err != nil {
 		s.fail(KilledNotStarted, "cannot listen for the agent's MCP relay: %v", err)
 		return
@@ -667,4 +683,22 @@ func (c *cappedFile) tailText() string {
 		return ""
 	}
 	return "stderr: " + textsafe.OneLine(lastLine(t))
+}
+
+// listenShort listens for the relay in a private directory under root, or,
+// when that path would be too long for a Unix socket, under the system's
+// temporary directory.
+func listenShort(root string) (*mcprelay.Listener, error) {
+	ln, err := mcprelay.Listen(root)
+	if err == nil {
+		return ln, nil
+	}
+	for _, alt := range []string{os.TempDir(), "/tmp"} {
+		if real, rerr := filepath.EvalSymlinks(alt); rerr == nil {
+			if ln, aerr := mcprelay.Listen(real); aerr == nil {
+				return ln, nil
+			}
+		}
+	}
+	return nil, err
 }

@@ -66,8 +66,8 @@ func refusedAgentEnv(name string) string {
 		return "belongs to the runner (cache, artifact, OIDC token endpoints)"
 	case strings.HasPrefix(up, "INPUT_"):
 		return "is an input of this action, not the agent's"
-	case strings.HasPrefix(up, "DEPONENT_"):
-		return "is Deponent's own"
+	case up == "DEPONENT_MCP_CONFIG" || up == "DEPONENT_JAIL_RUN" || up == sessionFDEnv || up == sessionDirEnv:
+		return "is set by Deponent for the agent"
 	}
 	return ""
 }

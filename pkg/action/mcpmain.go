@@ -5,11 +5,28 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"syscall"
+	"time"
 
 	"github.com/deponent-dev/deponent-action/internal/version"
 	"github.com/deponent-dev/deponent-action/pkg/mcprelay"
 )
+
+// The detached session server's inherited listener: its descriptor and
+// the private directory holding the socket (set by the foreground process
+// only).
+const (
+	sessionFDEnv  = "DEPONENT_MCP_SESSION_FD"
+	sessionDirEnv = "DEPONENT_MCP_SESSION_DIR"
+)
+
+// firstConnection bounds how long the detached server waits for the relay.
+const firstConnection = 2 * time.Minute
 
 // MCPMain is the mcp subcommand:
 //
@@ -18,16 +35,28 @@ import (
 //     action hosts on SOCKET (mcprelay.Main);
 //   - `mcp [--sandbox DIR] [--receipts-dir RD] [other inputs]` is a
 //     standalone governed session for a local MCP client (a .mcp.json
-//     entry): the MCP protocol on stdin and stdout, the log on stderr. It
-//     runs the canaries first; every tool call goes through the gate, the
-//     jail and the ledger; when the client closes the session the
+//     entry). It runs the canaries first; every tool call goes through the
+//     gate, the jail and the ledger; when the client ends the session the
 //     verify-command runs and the receipt is persisted and verified, as the
 //     action does.
+//
+// A stdio client ends its server by closing its stdin, and often then
+// kills it: Claude Code sends SIGTERM and SIGKILL a moment later, which
+// would lose the session's verify-command and receipt every time. So the
+// standalone session does not live in the process the client starts: that
+// process validates the inputs, starts the session server detached (its own
+// session, its log in a file it names on stderr), and relays its stdio to
+// it over a private Unix socket. When the client goes away the relay dies;
+// the session server sees its connection end, runs the verify-command,
+// writes and verifies the receipt, and exits.
 func MCPMain(ctx context.Context, args []string, getenv Getenv, stdin io.Reader, stdout, stderr io.Writer) int {
 	if slices.ContainsFunc(args, func(a string) bool {
 		return a == "--connect" || a == "-connect" || hasPrefix(a, "--connect=") || hasPrefix(a, "-connect=")
 	}) {
 		return mcprelay.Main(ctx, args, stdin, stdout, stderr)
+	}
+	if getenv(sessionFDEnv) != "" {
+		return serveDetached(ctx, args, getenv)
 	}
 	cfg, err := parseServeArgs(args, getenv)
 	switch {
@@ -41,14 +70,87 @@ func MCPMain(ctx context.Context, args []string, getenv Getenv, stdin io.Reader,
 		fmt.Fprintf(stderr, "deponent-action mcp: %v (see mcp --help)\n", err)
 		return ExitUsage
 	}
-	// stdout is the MCP channel: everything else goes to stderr.
-	res, err := Run(ctx, cfg, Options{Getenv: getenv, Stdout: stderr, MCPIn: stdin, MCPOut: stdout})
+	_ = cfg
+	sock, err := startSessionServer(args, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "deponent-action mcp: %v\n", err)
-		var ie *InputError
-		if errors.As(err, &ie) {
-			return ExitUsage
-		}
+		return ExitFail
+	}
+	return mcprelay.Main(ctx, []string{"--connect", sock}, stdin, stdout, stderr)
+}
+
+// startSessionServer starts this binary again as the detached session
+// server, listening on a fresh private socket it inherits, and returns the
+// socket's path.
+func startSessionServer(args []string, stderr io.Writer) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot locate deponent-action itself: %w", err)
+	}
+	tmp := os.TempDir()
+	if r, err := filepath.EvalSymlinks(tmp); err == nil {
+		tmp = r
+	}
+	ln, err := mcprelay.Listen(tmp)
+	if err != nil {
+		return "", err
+	}
+	f, err := ln.File()
+	if err != nil {
+		_ = ln.Close()
+		return "", err
+	}
+	defer f.Close()
+	logf, err := os.CreateTemp(tmp, "deponent-mcp-*.log")
+	if err != nil {
+		_ = ln.Close()
+		return "", err
+	}
+	defer logf.Close()
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		_ = ln.Close()
+		return "", err
+	}
+	defer devnull.Close()
+	cmd := exec.Command(self, append([]string{"mcp"}, args...)...)
+	cmd.Env = append(os.Environ(), sessionFDEnv+"=3", sessionDirEnv+"="+ln.Dir())
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, logf, logf
+	cmd.ExtraFiles = []*os.File{f}
+	// Its own session: a client that kills our process group does not
+	// take the testimony with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		_ = ln.Close()
+		return "", fmt.Errorf("cannot start the session server: %w", err)
+	}
+	fmt.Fprintf(stderr, "deponent-action mcp: governed session server pid %d; its log: %s\n", cmd.Process.Pid, logf.Name())
+	_ = cmd.Process.Release()
+	return ln.Path(), nil
+}
+
+// serveDetached is the session server: the inherited listener, one client
+// connection, then the verify-command and the receipt.
+func serveDetached(ctx context.Context, args []string, getenv Getenv) int {
+	fd, err := strconv.Atoi(getenv(sessionFDEnv))
+	if err != nil || fd < 3 {
+		fmt.Fprintf(os.Stderr, "deponent-action mcp: %s is %q, not an inherited descriptor\n", sessionFDEnv, getenv(sessionFDEnv))
+		return ExitUsage
+	}
+	ln, err := mcprelay.FromFile(os.NewFile(uintptr(fd), "mcp-listener"), getenv(sessionDirEnv))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "deponent-action mcp: %v\n", err)
+		return ExitFail
+	}
+	defer ln.Close()
+	cfg, err := parseServeArgs(args, getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "deponent-action mcp: %v\n", err)
+		return ExitUsage
+	}
+	res, err := Run(ctx, cfg, Options{Getenv: getenv, Stdout: os.Stdout, MCPListener: ln})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "deponent-action mcp: %v\n", err)
 		return ExitFail
 	}
 	return DefaultExitCode(res)

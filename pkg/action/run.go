@@ -17,6 +17,7 @@ import (
 	"github.com/deponent-dev/deponent-action/pkg/gate"
 	"github.com/deponent-dev/deponent-action/pkg/jail"
 	"github.com/deponent-dev/deponent-action/pkg/kernel"
+	"github.com/deponent-dev/deponent-action/pkg/mcprelay"
 )
 
 // ToolName is the provenance "tool" of receipts this package writes.
@@ -38,10 +39,14 @@ type Options struct {
 	Quiet bool
 	// AgentJail, when set, is used instead of jail.SelectAgentJail (tests).
 	AgentJail jail.AgentJail
-	// MCPIn and MCPOut are the mcp subcommand's session; nil means the
-	// process's stdin and stdout.
+	// MCPIn and MCPOut are an MCP session on streams (tests); nil means
+	// the process's stdin and stdout.
 	MCPIn  io.Reader
 	MCPOut io.Writer
+	// MCPListener, when set, is where the mcp subcommand's detached
+	// session server takes its one client connection (from the relay)
+	// instead of stdio.
+	MCPListener *mcprelay.Listener
 }
 
 // Result is what a run produced.
