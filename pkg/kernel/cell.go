@@ -101,6 +101,9 @@ type ActResult struct {
 	// stands and is recorded either way.
 	Err   error
 	Entry canon.Value // the ledger entry
+	// Seq is the entry's 0-based position in the chain (-1 when it was not
+	// recorded); read under the Cell's lock, so exact for concurrent calls.
+	Seq int64
 }
 
 // Act gates, executes what is allowed and records the action. It is the
@@ -154,8 +157,11 @@ func (c *Cell) Do(ctx context.Context, call Call) (res ActResult) {
 		OutcomeSHA256: outcome, Extra: append(extra, call.Tags...),
 	}
 	entry, err := c.ledger.Append(rec)
+	res.Seq = -1
 	if err != nil {
 		res.Err = errors.Join(res.Err, fmt.Errorf("ledger: %w", err))
+	} else {
+		res.Seq = c.ledger.Len() - 1
 	}
 	res.Entry = entry
 	return res
@@ -176,8 +182,11 @@ func (c *Cell) Refuse(call Call, class evidence.Class, reason string) ActResult 
 		Verdict: evidence.VerdictBlock, BlastClass: class, Reason: reason,
 		Extra: call.Tags,
 	})
+	res.Seq = -1
 	if err != nil {
 		res.Err = errors.Join(res.Err, fmt.Errorf("ledger: %w", err))
+	} else {
+		res.Seq = c.ledger.Len() - 1
 	}
 	res.Entry = entry
 	return res

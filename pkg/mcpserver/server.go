@@ -47,6 +47,10 @@ type Options struct {
 	TailBytes int
 	// DryRun says, in the tool descriptions, that nothing is executed.
 	DryRun bool
+	// OnCall, when set, is told of every call once it is recorded, before
+	// its result is returned (n is the call's number, from 1). It runs on
+	// the call's goroutine: keep it short.
+	OnCall func(n int64, call kernel.Call, res kernel.ActResult)
 }
 
 // Server is Deponent's governed MCP server: five tools, each call through
@@ -192,6 +196,9 @@ func (s *Server) call(ctx context.Context, tool string, raw []byte) *mcp.CallToo
 		res = s.opt.Cell.Refuse(call, evidence.ClassMalformed, perr.Error())
 	default:
 		res = s.opt.Cell.Do(ctx, call)
+	}
+	if s.opt.OnCall != nil {
+		s.opt.OnCall(n, call, res)
 	}
 	if res.Entry.Kind() != canon.Object {
 		s.mu.Lock()
