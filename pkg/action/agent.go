@@ -218,10 +218,13 @@ func (nopWriteCloser) Close() error { return nil }
 // agentJail returns the agent jail, or the unjailed runner on the
 // explicit opt-out, or an error (refuse).
 func (r *runner) agentJail() (aj jail.AgentJail, unjailedReason string, err error) {
+	var j jail.AgentJail
+	var jerr error
 	if r.opt.AgentJail != nil {
-		return r.opt.AgentJail, "", nil
+		j, jerr = r.opt.AgentJail, r.opt.AgentJail.Available()
+	} else {
+		j, jerr = jail.SelectAgentJail(jail.NameAuto, jail.Options{})
 	}
-	j, jerr := jail.SelectAgentJail(jail.NameAuto, jail.Options{})
 	if jerr == nil {
 		return j, "", nil
 	}

@@ -160,3 +160,8 @@ func parseCLIVersion(p agent.Preset, out []byte) (string, error) {
 	}
 	return v, nil
 }
+
+// execOutput runs a program and returns its standard output.
+func execOutput(name string, args ...string) ([]byte, error) {
+	return exec.Command(name, args...).Output()
+}

@@ -216,7 +216,7 @@ func (s *Server) call(ctx context.Context, tool string, raw []byte) *mcp.CallToo
 // nothing, read as {}), no duplicate key, valid UTF-8, bounded. What is
 // not such an object is refused, and the raw text is kept for the record.
 func parseArguments(raw []byte) (map[string]any, error) {
-	trimmed := strings.TrimSpace(string(raw))
+	trimmed := strings.Trim(string(raw), " \t\r\n")
 	if trimmed == "" || trimmed == "null" {
 		return map[string]any{}, nil
 	}
