@@ -64,6 +64,7 @@ func newLintProject(t *testing.T, bin string) *lintProject {
 	p := &lintProject{t: t, dir: t.TempDir(), bin: bin, yaml: map[string]string{}}
 	require.NoError(t, os.Mkdir(filepath.Join(p.dir, ".git"), 0o755))
 	p.copy("action.yml")
+	p.copy(verifyActionYML)
 	for _, pat := range []string{".github/workflows/*.yml", ".github/workflows/*.yaml", "examples/workflows/*.yml", "examples/workflows/*.yaml"} {
 		m, err := filepath.Glob(filepath.Join(moduleRoot, pat))
 		require.NoError(t, err)
@@ -129,6 +130,17 @@ func usageWorkflow() string {
 // actionlint lints the composite's expressions and scripts.
 func compositeAsWorkflow(t *testing.T, action string) string {
 	t.Helper()
+	var inputs []InputSpec
+	for _, in := range Inputs {
+		inputs = append(inputs, InputSpec{Name: in.Name, Default: in.Default})
+	}
+	return compositeStepsAsWorkflow(t, action, inputs)
+}
+
+// compositeStepsAsWorkflow is compositeAsWorkflow for any composite action
+// with the given inputs.
+func compositeStepsAsWorkflow(t *testing.T, action string, inputs []InputSpec) string {
+	t.Helper()
 	lines := strings.Split(action, "\n")
 	start := -1
 	inRuns := false
@@ -144,7 +156,7 @@ func compositeAsWorkflow(t *testing.T, action string) string {
 	require.Positive(t, start, "action.yml has runs.steps")
 	var b strings.Builder
 	b.WriteString("name: composite-steps\non:\n  workflow_dispatch:\n    inputs:\n")
-	for _, in := range Inputs {
+	for _, in := range inputs {
 		fmt.Fprintf(&b, "      %s:\n        description: x\n        required: false\n        default: '%s'\n", in.Name, in.Default)
 	}
 	b.WriteString("jobs:\n  composite:\n    runs-on: ubuntu-latest\n    steps:\n")
@@ -178,9 +190,12 @@ func TestActionlint(t *testing.T) {
 		if rel == "action.yml" {
 			continue
 		}
+		if rel == verifyActionYML {
+			continue
+		}
 		files = append(files, rel)
-		if strings.HasPrefix(rel, "examples/") && strings.Contains(content, "deponent-dev/deponent-action@") {
-			local := strings.ReplaceAll(content, "deponent-dev/deponent-action@v1", "./")
+		if strings.HasPrefix(rel, "examples/") && publishedRef.MatchString(content) {
+			local := localRefs(content)
 			name := ".github/workflows/zz-local-" + filepath.Base(rel)
 			p.write(name, local)
 			files = append(files, name)
@@ -192,6 +207,15 @@ func TestActionlint(t *testing.T) {
 	p.write(".github/workflows/zz-uses-local.yml", usageWorkflow())
 	p.write(".github/workflows/zz-composite.yml", compositeAsWorkflow(t, p.yaml["action.yml"]))
 	files = append(files, ".github/workflows/zz-uses-local.yml", ".github/workflows/zz-composite.yml")
+	// The verify action: every input and output used, and its steps.
+	vIn, vOut := actionKeys(t, p.yaml[verifyActionYML])
+	p.write(".github/workflows/zz-uses-verify.yml", verifyUsageWorkflow(vIn, vOut))
+	var vSpecs []InputSpec
+	for _, n := range vIn {
+		vSpecs = append(vSpecs, InputSpec{Name: n, Default: "x"})
+	}
+	p.write(".github/workflows/zz-verify-composite.yml", compositeStepsAsWorkflow(t, p.yaml[verifyActionYML], vSpecs))
+	files = append(files, ".github/workflows/zz-uses-verify.yml", ".github/workflows/zz-verify-composite.yml")
 	// The workflows the README shows, as published and against ./action.yml.
 	readme, err := os.ReadFile(filepath.Join(moduleRoot, "README.md"))
 	require.NoError(t, err)
@@ -199,13 +223,72 @@ func TestActionlint(t *testing.T) {
 	require.NotEmpty(t, blocks, "the README shows a workflow")
 	for i, b := range blocks {
 		name := fmt.Sprintf(".github/workflows/zz-readme-%d.yml", i)
-		p.write(name, strings.ReplaceAll(b[1], "deponent-dev/deponent-action@v1", "./"))
+		p.write(name, localRefs(b[1]))
 		files = append(files, name)
 	}
 	requireShellcheck(t)
 	code, out := p.lint(files...)
 	t.Logf("actionlint %s:\n%s", strings.Join(files, " "), out)
 	assert.Equal(t, 0, code, "actionlint found problems:\n%s", out)
+}
+
+// verifyActionYML is the verify action, used as owner/repo/verify@ref.
+const verifyActionYML = "verify/action.yml"
+
+// publishedRef matches the published references to this repository's
+// actions (the action and the verify action).
+var publishedRef = regexp.MustCompile(`deponent-dev/deponent-action(/verify)?@v[0-9][0-9.]*`)
+
+// localRefs points the published references at the local copies, so
+// actionlint checks their inputs and outputs against this repository's
+// action files.
+func localRefs(s string) string {
+	return publishedRef.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.Contains(m, "/verify@") {
+			return "./verify"
+		}
+		return "./"
+	})
+}
+
+// actionKeys reads the input and output names of an action.yml.
+func actionKeys(t *testing.T, action string) (inputs, outputs []string) {
+	t.Helper()
+	section := func(name string) string {
+		i := strings.Index(action, "\n"+name+":\n")
+		require.True(t, i >= 0, "the action has %s:", name)
+		rest := action[i+len(name)+3:]
+		if j := regexp.MustCompile(`(?m)^\S`).FindStringIndex(rest); j != nil {
+			rest = rest[:j[0]]
+		}
+		return rest
+	}
+	keyRe := regexp.MustCompile(`(?m)^  ([a-z][a-z-]*):\n`)
+	for _, m := range keyRe.FindAllStringSubmatch(section("inputs"), -1) {
+		inputs = append(inputs, m[1])
+	}
+	for _, m := range keyRe.FindAllStringSubmatch(section("outputs"), -1) {
+		outputs = append(outputs, m[1])
+	}
+	require.NotEmpty(t, inputs)
+	return inputs, outputs
+}
+
+// verifyUsageWorkflow uses the local verify action with every input and
+// reads every output.
+func verifyUsageWorkflow(inputs, outputs []string) string {
+	var b strings.Builder
+	b.WriteString("name: uses-verify-action\non: push\njobs:\n  verify:\n    runs-on: ubuntu-latest\n    steps:\n")
+	b.WriteString("      - uses: actions/checkout@v4\n      - id: v\n        uses: ./verify\n        with:\n")
+	for _, in := range inputs {
+		fmt.Fprintf(&b, "          %s: x\n", in)
+	}
+	b.WriteString("      - env:\n")
+	for _, o := range outputs {
+		fmt.Fprintf(&b, "          OUT_%s: ${{ steps.v.outputs.%s }}\n", strings.ToUpper(strings.ReplaceAll(o, "-", "_")), o)
+	}
+	b.WriteString("        run: env | grep '^OUT_'\n")
+	return b.String()
 }
 
 // TestActionlintReadsActionYML: the negative controls. In a copy of the
@@ -272,6 +355,33 @@ func TestActionlintReadsActionYML(t *testing.T) {
 		assert.NotEqual(t, 0, code)
 		assert.Contains(t, out, "SC2086")
 	})
+	t.Run("input missing from verify/action.yml", func(t *testing.T) {
+		p := newLintProject(t, bin)
+		in, out := actionKeys(t, p.yaml[verifyActionYML])
+		p.write(".github/workflows/zz-uses-verify.yml", verifyUsageWorkflow(in, out))
+		code, lint := p.lint(".github/workflows/zz-uses-verify.yml")
+		require.Equal(t, 0, code, lint)
+		a := regexp.MustCompile(`(?m)^  min-receipts:\n(    .*\n)+`).ReplaceAllString(p.yaml[verifyActionYML], "")
+		require.NotEqual(t, p.yaml[verifyActionYML], a)
+		p.write(verifyActionYML, a)
+		code, lint = p.lint(".github/workflows/zz-uses-verify.yml")
+		assert.NotEqual(t, 0, code)
+		assert.Contains(t, lint, `input "min-receipts" is not defined in action`)
+	})
+	t.Run("typo in the verify action's steps", func(t *testing.T) {
+		p := newLintProject(t, bin)
+		in, _ := actionKeys(t, p.yaml[verifyActionYML])
+		var specs []InputSpec
+		for _, n := range in {
+			specs = append(specs, InputSpec{Name: n, Default: "x"})
+		}
+		a := strings.Replace(p.yaml[verifyActionYML], "${{ inputs.min-receipts }}", "${{ inputs.min-receipt }}", 1)
+		require.NotEqual(t, p.yaml[verifyActionYML], a)
+		p.write(".github/workflows/zz-verify-composite.yml", compositeStepsAsWorkflow(t, a, specs))
+		code, out := p.lint(".github/workflows/zz-verify-composite.yml")
+		assert.NotEqual(t, 0, code)
+		assert.Contains(t, out, "min-receipt")
+	})
 	t.Run("typo in the composite's expressions", func(t *testing.T) {
 		p := newLintProject(t, bin)
 		a := strings.Replace(p.yaml["action.yml"], "${{ inputs.dry-run }}", "${{ inputs.dry-runn }}", 1)
@@ -337,11 +447,19 @@ func TestActionYMLMatchesTheBinary(t *testing.T) {
 	}
 
 	for _, s := range []string{
-		"actions/setup-go@v5", "go-version-file: ${{ github.action_path }}/go.mod",
+		// The binary: prebuilt for a release ref, else built from source
+		// (scripts/install-binary.sh; internal/release tests it).
+		"DEPONENT_ACTION_REF: ${{ github.action_ref }}",
+		`bash "$ACTION_PATH/scripts/install-binary.sh" resolve deponent-action`,
+		"if: steps.bin.outputs.mode == 'source'",
+		"uses: actions/setup-go@", "go-version-file: ${{ github.action_path }}/go.mod",
 		"cache-dependency-path: ${{ github.action_path }}/go.sum",
-		`go build -trimpath -o "$RUNNER_TEMP/deponent-action" ./cmd/deponent-action`,
-		"working-directory: ${{ github.action_path }}",
-		"actions/upload-artifact@v4", "if-no-files-found: error", "if: always() && inputs.upload-artifact == 'true'",
+		`bash "$ACTION_PATH/scripts/install-binary.sh" build deponent-action`,
+		`bash "$ACTION_PATH/scripts/install-binary.sh" report deponent-action`,
+		"DEPONENT_BIN: ${{ steps.bin.outputs.path }}", `run: '"$DEPONENT_BIN"'`,
+		"uses: actions/attest-build-provenance@", "if: always() && inputs.attest == 'true' && steps.run.outputs.receipt-path != ''",
+		"subject-path: ${{ steps.run.outputs.receipt-path }}",
+		"uses: actions/upload-artifact@", "if-no-files-found: error", "if: always() && inputs.upload-artifact == 'true'",
 		"format('deponent-receipts-{0}-{1}', github.job, github.run_attempt)",
 		"if: runner.os == 'Windows'", "if: runner.os == 'Linux'",
 		"sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap", "kernel.apparmor_restrict_unprivileged_userns=0",

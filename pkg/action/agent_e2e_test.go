@@ -27,7 +27,6 @@ import (
 	"github.com/deponent-dev/deponent-action/pkg/agent"
 	"github.com/deponent-dev/deponent-action/pkg/canon"
 	"github.com/deponent-dev/deponent-action/pkg/evidence"
-	"github.com/deponent-dev/deponent-action/pkg/gate"
 )
 
 // runnerSecret is set in the runner's environment (not in agent-env): it
@@ -94,18 +93,6 @@ var builtinCall = map[agent.Preset]struct {
 	agent.Codex:  {fakemodel.Builtin("exec_command", map[string]any{"cmd": "touch builtin-ran"}), "unsupported call: exec_command"},
 }
 
-// editCall is the fix: edit_file where the gate decides it, else (until the
-// gate's edit_file lands on this branch) the same fix with write_file.
-func editCall(t *testing.T) (fakemodel.ToolCall, string) {
-	g, err := gate.NewGate(t.TempDir(), nil)
-	require.NoError(t, err)
-	if g.Decide("edit_file", map[string]any{"path": "calc.py", "old": "a", "new": "b"}).BlastClass == evidence.ClassUnknownTool {
-		t.Log("NOTE: the gate on this branch does not decide edit_file yet; the scenario fixes calc.py with write_file")
-		return fakemodel.MCP(agent.ServerName, "write_file", map[string]any{"path": "calc.py", "content": calcFixed}), "write_file"
-	}
-	return fakemodel.MCP(agent.ServerName, "edit_file", map[string]any{"path": "calc.py", "old": "return a - b", "new": "return a + b"}), "edit_file"
-}
-
 // TestAgentPresetThroughTheAction is the scenario for each preset:
 // the agent runs the failing tests, reads the file, fixes it, runs the tests
 // again, tries curl and a write to .git/hooks (both refused, and the model
@@ -119,7 +106,7 @@ func TestAgentPresetThroughTheAction(t *testing.T) {
 		t.Run(string(p), func(t *testing.T) {
 			cli := agenttest.CLI(t, p)
 			f := agentRun(t)
-			edit, editTool := editCall(t)
+			edit := fakemodel.MCP(agent.ServerName, "edit_file", map[string]any{"path": "calc.py", "old": "return a - b", "new": "return a + b"})
 			bi := builtinCall[p]
 			mcp := func(tool string, in map[string]any) fakemodel.ToolCall {
 				return fakemodel.MCP(agent.ServerName, tool, in)
@@ -177,7 +164,7 @@ func TestAgentPresetThroughTheAction(t *testing.T) {
 			assert.Equal(t, []string{
 				a + " run_cmd ALLOW exit 1",
 				a + " read_file ALLOW",
-				a + " " + editTool + " ALLOW",
+				a + " edit_file ALLOW",
 				a + " run_cmd ALLOW exit 0",
 				a + " run_cmd BLOCK destructive-or-out-of-scope",
 				a + " write_file BLOCK protected-path",

@@ -43,6 +43,7 @@ const (
 	InSessionID          = "session-id"
 	InUploadArtifact     = "upload-artifact"
 	InArtifactName       = "artifact-name"
+	InAttest             = "attest"
 )
 
 // InputSpec documents one input. Inputs is the single list that the flag
@@ -82,6 +83,7 @@ var Inputs = []InputSpec{
 	{Name: InSessionID, Arg: "ID", Usage: "receipt session id (default: RUN_ID-RUN_ATTEMPT-JOB in Actions, else random)"},
 	{Name: InUploadArtifact, Default: "true", Usage: "action.yml only: upload receipts-dir as a workflow artifact", bool: true},
 	{Name: InArtifactName, Arg: "NAME", Usage: "action.yml only: artifact name (default: deponent-receipts-<job>-<run attempt>)"},
+	{Name: InAttest, Default: "false", Usage: "action.yml only: attest the receipt with actions/attest-build-provenance (needs id-token: write, attestations: write)", bool: true},
 }
 
 func inputSpec(name string) InputSpec {
@@ -129,6 +131,8 @@ type Config struct {
 	SessionDefaulted bool
 	UploadArtifact   bool
 	ArtifactName     string
+	// Attest is read and validated only: action.yml attests the receipt.
+	Attest bool
 	// Explicit lists the inputs given by a flag or an INPUT_ variable.
 	Explicit map[string]bool
 	// Live agent (agent.go): the agent to run instead of steps or a plan,
@@ -300,6 +304,7 @@ func buildConfigFor(raw map[string]string, explicit map[string]bool, demo, serve
 	c.DryRun = boolIn(InDryRun)
 	c.Canaries = boolIn(InCanaries)
 	c.UploadArtifact = boolIn(InUploadArtifact)
+	c.Attest = boolIn(InAttest)
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,7 @@ func TestParseArgsDefaults(t *testing.T) {
 	assert.False(t, c.OnBlockContinue)
 	assert.Equal(t, "deponent", c.Producer)
 	assert.True(t, c.UploadArtifact)
+	assert.False(t, c.Attest, "attest is opt-in")
 	assert.Equal(t, "77-3-build---agent--ubuntu-", c.SessionID, "sanitized RUN_ID-RUN_ATTEMPT-JOB")
 	assert.True(t, c.SessionDefaulted)
 	assert.Equal(t, "", c.ReceiptsDir, "computed at run time")
@@ -100,6 +101,7 @@ func TestParseArgsErrors(t *testing.T) {
 		{"bad boolean flag", base(), []string{"--canaries=maybe"}, InCanaries, "use true or false"},
 		{"bad boolean 1", base("INPUT_ALLOW-UNJAILED", "1"), nil, InAllowUnjailed, "use true or false"},
 		{"bad upload-artifact", base("INPUT_UPLOAD-ARTIFACT", "on"), nil, InUploadArtifact, "use true or false"},
+		{"bad attest", base("INPUT_ATTEST", "yes"), nil, InAttest, "use true or false"},
 		{"unknown on-block", base("INPUT_ON-BLOCK", "warn"), nil, InOnBlock, "valid values are fail"},
 		{"both", base("INPUT_PLAN", examplePlan()), nil, "steps/plan", "both are set"},
 		{"neither", map[string]string{"INPUT_SANDBOX": ws}, nil, "steps/plan", "neither is set"},

@@ -12,7 +12,8 @@ import (
 
 // dollarOutsideSingleQuotes is an oracle written independently of the
 // parser: it reports a `$` or backquote that sh would not treat as plain
-// text inside single quotes (escaped ones included, comments excluded).
+// text inside single quotes (escaped ones included, comments excluded),
+// except a `$` inside double quotes that no shell expands ("a$", "$|").
 // It tracks only plain, single- and double-quoted text, which is exact up
 // to the first `$` or backquote — all it needs to find.
 func dollarOutsideSingleQuotes(s string) bool {
@@ -32,7 +33,14 @@ func dollarOutsideSingleQuotes(s string) bool {
 			continue
 		case double:
 			switch c {
-			case '$', '`':
+			case '$':
+				// A `$` that no shell expands: before the closing quote or
+				// a character that cannot start an expansion.
+				if i+1 < len(s) && strings.IndexByte("\")|/.,:;]}=+%^&<>\\ \t\n", s[i+1]) >= 0 {
+					continue
+				}
+				return true
+			case '`':
 				return true
 			case '\\':
 				i++

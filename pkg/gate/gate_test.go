@@ -78,7 +78,8 @@ func TestGateClassesWithPositiveControls(t *testing.T) {
 		{"expansion in double quotes", run(`echo "$USER"`), evidence.ClassSubstitution, run(`echo "USER"`)},
 		{"tilde", run("ls ~"), evidence.ClassSubstitution, run("ls x~")},
 		{"ansi-c quoting", run("echo $'\\x41'"), evidence.ClassSubstitution, run("echo 'A'")},
-		{"fd redirect", run("ls 2>&1"), evidence.ClassRedirect, run("ls x.txt")},
+		{"fd redirect", run("ls 2>&1"), evidence.ClassRedirect, run("ls 2>&1 | tail -n 3")},
+		{"redirect to a file", run("ls 2>err.txt"), evidence.ClassRedirect, run("ls 2>/dev/null")},
 		{"glued redirect", run("echo pwned>>/tmp/evil.txt"), evidence.ClassRedirect, run("echo pwned")},
 		{"here-doc", run("cat <<E\nx\nE"), evidence.ClassRedirect, run("cat x.txt")},
 		{"|&", run("ls |& cat"), evidence.ClassRedirect, run("ls | cat")},
@@ -89,8 +90,10 @@ func TestGateClassesWithPositiveControls(t *testing.T) {
 		{"control flow", run("if true; then ls; fi"), evidence.ClassShellConstruct, run("true && ls")},
 		{"negation", run("! ls"), evidence.ClassShellConstruct, run("ls || true")},
 		{"process substitution", run("cat <(ls)"), evidence.ClassShellConstruct, run("ls | cat")},
-		{"cd builtin", run("cd src && ls"), evidence.ClassShellConstruct, run("ls src")},
-		{"env prefix", run("LD_PRELOAD=./x.so ls"), evidence.ClassEnvAssignment, run("ls ./x.so")},
+		{"cd out of the sandbox", run("cd .. && ls"), evidence.ClassShellConstruct, run("cd src && ls")},
+		{"other builtin", run("export A=1 && ls"), evidence.ClassShellConstruct, run("ls src")},
+		{"env prefix", run("LD_PRELOAD=./x.so ls"), evidence.ClassEnvAssignment, run("PYTHONPATH=src python3 -m pytest -q")},
+		{"env prefix value outside", run("PYTHONPATH=/tmp python3 x.py"), evidence.ClassEnvAssignment, run("PYTHONPATH=src:. python3 x.py")},
 		{"assignment", run("A=1"), evidence.ClassEnvAssignment, run("echo A=1")},
 		{"not allowlisted", run("make install"), evidence.ClassNotAllowlisted, run("mkdir install")},
 		{"path head", run("./python3 x"), evidence.ClassNotAllowlisted, run("python3 x")},
@@ -157,7 +160,7 @@ func TestGateAllowDecisions(t *testing.T) {
 	if g.Decide("read_file", map[string]any{"path": g.Sandbox() + "2/x.txt"}).Allowed() {
 		t.Error("a sibling directory sharing the sandbox's prefix was accepted")
 	}
-	if d := g.Decide("unknown", nil); d.Reason != "no policy for tool 'unknown' (deny-by-default)" {
+	if d := g.Decide("unknown", nil); !strings.HasPrefix(d.Reason, "no policy for tool 'unknown' (deny-by-default); the tools are ") {
 		t.Errorf("unknown tool reason %q", d.Reason)
 	}
 	if d := g.Decide("read_file", map[string]any{"path": "../../etc/passwd"}); !strings.HasPrefix(d.Reason, "path escapes sandbox: '../../etc/passwd'") {
@@ -364,14 +367,14 @@ func TestGateHeadResolvingIntoSandbox(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(sb, "tool"), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(filepath.Join(sb, "tool"), filepath.Join(bin, "tool")); err != nil {
+	if err := os.Symlink(filepath.Join(sb, "tool"), filepath.Join(bin, "tee")); err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewGate(sb, mustPolicy(t, `{"extra_allow_heads": ["tool"], "trusted_path": ["`+bin+`"]}`))
+	g, err := NewGate(sb, mustPolicy(t, `{"extra_allow_heads": ["tee"], "trusted_path": ["`+bin+`"]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := g.Decide("run_cmd", cmdParams("tool")); d.BlastClass != evidence.ClassNotAllowlisted || !strings.Contains(d.Reason, "inside the sandbox") {
+	if d := g.Decide("run_cmd", cmdParams("tee")); d.BlastClass != evidence.ClassNotAllowlisted || !strings.Contains(d.Reason, "inside the sandbox") {
 		t.Errorf("%+v", d)
 	}
 	// Allowlisted but not installed: the verdict does not depend on the
@@ -442,18 +445,22 @@ func TestGatePolicyDriven(t *testing.T) {
 		}
 	})
 	t.Run("unsafe options of policy-added programs", func(t *testing.T) {
-		g := newTestGate(t, mustPolicy(t, `{"extra_allow_heads": ["find", "tar", "git", "zip"]}`))
-		for _, c := range []string{"find . -exec cat {} ;", "find . -delete", "find . -fprint out", "tar -cIsh -f a.tar src",
-			"tar xIf sh a.tar", "tar --to-command=sh -xf a.tar", "tar --use-comp=sh -cf a.tar src", "git -c core.pager=sh log",
-			"git --exec-path=. status", "zip -TT sh a.zip x.txt"} {
+		g := newTestGate(t, mustPolicy(t, `{"extra_allow_heads": ["make", "awk", "go", "tee"]}`))
+		for _, c := range []string{"find . -exec cat {} ;", "find . -delete", "find . -fprint out", "git -c core.pager=sh log",
+			"git --exec-path=. status", "make --eval 'x:'", "make --ev=x", "awk 'BEGIN{system(\"id\")}'", "go test -exec ./x ./...",
+			"go build -toolexec ./x .", "go env -w GOFLAGS=-x", "awk '{print | \"sh\"}' x.txt"} {
 			if d := g.Decide("run_cmd", cmdParams(c)); d.BlastClass != evidence.ClassUnsafeOption {
 				t.Errorf("%q: %+v", c, d)
 			}
 		}
-		for _, c := range []string{"find . -name '*.py'", "tar -cf a.tar src", "git status", "git log -n 3", "zip a.zip x.txt"} {
+		for _, c := range []string{"find . -name '*.py'", "git status", "git log -n 3", "make test", "awk '{print $1}' x.txt",
+			"go test ./...", "go vet ./...", "tee out.txt", "go env GOPATH"} {
 			if d := g.Decide("run_cmd", cmdParams(c)); !d.Allowed() {
 				t.Errorf("%q: %+v", c, d)
 			}
+		}
+		if d := g.Decide("run_cmd", cmdParams("tee /tmp/x")); d.BlastClass != evidence.ClassArgPathEscape {
+			t.Errorf("tee outside: %+v", d)
 		}
 	})
 }
@@ -502,6 +509,10 @@ func TestGateConcurrentDecide(t *testing.T) {
 		{"run_cmd", cmdParams("cat etc-link/passwd"), false},
 		{"read_file", map[string]any{"path": "src/main.py"}, true},
 		{"write_file", map[string]any{"path": ".git/config", "content": "x"}, false},
+		{"run_cmd", cmdParams("cd src && grep -rn --exclude=x main . 2>&1 | head -n 3"), true},
+		{"run_cmd", cmdParams("git log --oneline -3 && sed -n 1p x.txt && find . -name '*.py'"), true},
+		{"run_cmd", cmdParams("mypy --no-strict-optional --install src"), false},
+		{"edit_file", map[string]any{"path": "x.txt", "old": "x", "new": "y"}, true},
 	}
 	var wg sync.WaitGroup
 	errs := make(chan string, 64)
@@ -546,9 +557,80 @@ func TestGateDenylistBoundaries(t *testing.T) {
 		}
 	}
 	for _, c := range []string{"echo CURL", `echo "x; curl"`, "echo 'x/usr/bin/curl'", `python3 -c "import os;os.system('rm  -rf  /')"`,
-		"echo -m pip", "echo '~/x'", "echo 'a $HOME'", "echo /etc/passwd", "echo 'x=/root'", `echo "pip  install"`} {
+		"echo '~/x'", "echo 'a $HOME'", "echo /etc/passwd", "echo 'x=/root'", `echo "pip  install"`,
+		"echo ../etc/passwd", `python3 -c "open('../../../etc/shadow')"`, "echo src/../../usr/bin/x", "cat .//..//etc/x"} {
 		if d := g.Decide("run_cmd", cmdParams(c)); d.BlastClass != evidence.ClassDestructive {
 			t.Errorf("%q: %s %s", c, d.BlastClass, d.Reason)
 		}
+	}
+}
+
+// edit_file follows write_file's path rules and checks its texts; list_dir
+// follows read_file's.
+func TestGateEditFileAndListDir(t *testing.T) {
+	g := newTestGate(t, mustPolicy(t, `{"limits": {"file_size_mb": 1}}`))
+	edit := func(p string, old, nw any) Decision {
+		params := map[string]any{"path": p}
+		if old != nil {
+			params["old"] = old
+		}
+		if nw != nil {
+			params["new"] = nw
+		}
+		return g.Decide(ToolEditFile, params)
+	}
+	if d := edit("src/main.py", "print(1)", "print(2)"); !d.Allowed() || d.BlastClass != evidence.ClassLocalWrite || d.Path != "src/main.py" || d.Reason != "edit inside sandbox" {
+		t.Errorf("edit: %+v", d)
+	}
+	if d := edit("./src//main.py", "x", ""); !d.Allowed() || d.Path != "src/main.py" {
+		t.Errorf("an empty replacement deletes text: %+v", d)
+	}
+	big := strings.Repeat("x", 2<<20)
+	for _, tt := range []struct {
+		d     Decision
+		class evidence.Class
+		why   string
+	}{
+		{edit(".git/config", "a", "b"), evidence.ClassProtectedPath, "protected"},
+		{edit(".github/workflows/ci.yml", "a", "b"), evidence.ClassProtectedPath, "workflows"},
+		{edit("../x", "a", "b"), evidence.ClassOutOfSandboxWrite, "outside"},
+		{edit("secret", "a", "b"), evidence.ClassOutOfSandboxWrite, "a link out"},
+		{edit("src/main.py", "", "b"), evidence.ClassMalformed, "empty old"},
+		{edit("src/main.py", nil, "b"), evidence.ClassMalformed, "missing old"},
+		{edit("src/main.py", "a", nil), evidence.ClassMalformed, "missing new"},
+		{edit("src/main.py", 1.0, "b"), evidence.ClassMalformed, "old not a string"},
+		{edit("src/main.py", "a", false), evidence.ClassMalformed, "new not a string"},
+		{edit("src/main.py", big, "b"), evidence.ClassMalformed, "old over the size cap"},
+		{edit("src/main.py", "a", big), evidence.ClassMalformed, "new over the size cap"},
+		{edit("src/", "a", "b"), evidence.ClassMalformed, "a directory"},
+		{edit(".", "a", "b"), evidence.ClassMalformed, "the sandbox root"},
+		{g.Decide(ToolEditFile, map[string]any{"path": "x.txt", "old": "a", "new": "b", "count": 2.0}), evidence.ClassMalformed, "unknown parameter"},
+	} {
+		if tt.d.Verdict != evidence.VerdictBlock || tt.d.BlastClass != tt.class {
+			t.Errorf("edit_file, %s: %+v, want BLOCK %s", tt.why, tt.d, tt.class)
+		}
+	}
+	list := func(p any) Decision { return g.Decide(ToolListDir, map[string]any{"path": p}) }
+	for _, p := range []string{".", "src", "./src/", ".git", "missing"} {
+		if d := list(p); !d.Allowed() || d.BlastClass != evidence.ClassLocalRead || d.Reason != "list inside sandbox" {
+			t.Errorf("list_dir %q: %+v", p, d)
+		}
+	}
+	if d := list("."); d.Path != "." {
+		t.Errorf("list_dir . Path %q", d.Path)
+	}
+	for _, p := range []any{"..", "etc-link", "/etc", "tmp-link/x", "~", "$HOME", 3.0, ""} {
+		if d := list(p); d.Allowed() {
+			t.Errorf("list_dir %v allowed", p)
+		}
+	}
+	if d := g.Decide(ToolListDir, map[string]any{"path": ".", "recursive": true}); d.BlastClass != evidence.ClassMalformed {
+		t.Errorf("unknown parameter: %+v", d)
+	}
+	if got := Tools(); strings.Join(got, ",") != "edit_file,list_dir,read_file,run_cmd,write_file" {
+		t.Errorf("Tools %q", got)
+	}
+	if got := ToolParams(ToolEditFile); strings.Join(got, ",") != "path,old,new" {
+		t.Errorf("ToolParams %q", got)
 	}
 }

@@ -314,6 +314,28 @@ func normalizeProtected(p string) (string, bool) {
 
 // Globs.
 
+// expandGlobIn expands pattern in the sandbox-relative directory base and
+// returns the matches as sh would print them there (relative to base).
+func expandGlobIn(root, base, pattern string, budget int) ([]string, *pathError, bool) {
+	if base == "." {
+		return expandGlob(root, pattern, budget)
+	}
+	var b strings.Builder
+	writeGlobLiteral(&b, base)
+	b.WriteByte('/')
+	b.WriteString(pattern)
+	matches, perr, ok := expandGlob(root, b.String(), budget)
+	for i, m := range matches {
+		matches[i] = m[len(base)+1:]
+	}
+	return matches, perr, ok
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
 // expandGlob expands a relative filepath.Match pattern against the sandbox
 // the way sh does: component by component, hidden names only when the
 // component starts with a literal dot, results sorted (byte order, as in the

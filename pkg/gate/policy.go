@@ -29,16 +29,28 @@ import (
 // File keys (every key optional; `{}` is the default policy):
 //
 //	version                integer   Policy format version. Default 1; only 1 is accepted.
-//	allow_heads            [string]  Replaces the program allowlist. Default: black, cat, diff,
-//	                                 echo, grep, head, ls, mkdir, mypy, pwd, pytest, python,
-//	                                 python3, ruff, sort, tail, touch, true, uniq, wc.
+//	allow_heads            [string]  Replaces the program allowlist. Default: black, cat, cp,
+//	                                 diff, echo, find, git, grep, head, ls, mkdir, mv, mypy, pwd,
+//	                                 pytest, python, python3, rm, ruff, sed, sort, tail, touch,
+//	                                 true, uniq, wc, which.
 //	                                 Bare program names only ([A-Za-z0-9._+-], found on the
-//	                                 trusted PATH). Shells, program launchers (env, xargs, nice,
-//	                                 timeout, sudo, …) and state-changing shell builtins (cd,
-//	                                 eval, exec, export, …) are refused: they would run commands
-//	                                 the gate never sees.
+//	                                 trusted PATH), and each must have a model in the gate's
+//	                                 catalogue (ModelledPrograms; docs/policy.md lists them): a
+//	                                 program without one is an error naming it, never allowed
+//	                                 with an option surface the gate has not read. Shells,
+//	                                 program launchers (env, xargs, nice, timeout, sudo, …) and
+//	                                 state-changing shell builtins (eval, exec, export, …) are
+//	                                 refused: they would run commands the gate never sees.
 //	extra_allow_heads      [string]  Added to the allowlist (after allow_heads, if both are given).
-//	                                 Default [].
+//	                                 The same rules. Default [].
+//	python_modules         [string]  Replaces the modules `python -m` may run (besides the
+//	                                 project's own): each must have a model (ModelledModules).
+//	                                 Default: black, json.tool, mypy, py_compile, pytest, ruff,
+//	                                 unittest, venv.
+//	extra_python_modules   [string]  Added to python_modules. Default [].
+//	allow_git_writes       [string]  git subcommands that may write the repository: "add",
+//	                                 "commit". Default [] (git is read-only). The jail must also
+//	                                 let .git be written for them to succeed.
 //	deny                   [string]  Replaces the denylist: phrases refused in any command,
 //	                                 matched case-insensitively (ASCII) on word boundaries over the
 //	                                 parsed words, e.g. "curl", "pip install", "/etc/". Default: the
@@ -60,12 +72,18 @@ import (
 //	                                 Also caps write_file content.
 //	  limits.memory_mb     integer   Memory, MiB, 1..262144. Default 2048.
 //	  limits.wall_seconds  integer   Wall-clock seconds, 1..21600. Default 90.
+//	  limits.tasks         integer   Processes and threads a command may have at once, 1..65536.
+//	                                 Default 1024.
+//	  limits.disk_mb       integer   Total a command may add to the disk (sandbox and its temp
+//	                                 directory), MiB, 1..1048576. Default 4096.
 //	env                    object    Variables set in the jail, {"NAME": "literal value"}. Default {}.
 //	env_pass               [string]  Variables copied from the runner's environment into the jail
 //	                                 (omitted when unset there). Default [].
 //	                                 For env and env_pass, names the jail controls (PATH, HOME,
 //	                                 TMPDIR, SHELL, IFS, ENV, BASH_ENV, LD_*, DYLD_*, BASH_FUNC_*, …)
-//	                                 and secret-bearing names (GITHUB_*, ACTIONS_*, RUNNER_*,
+//	                                 names that inject options into modelled programs
+//	                                 (POSIXLY_CORRECT, GREP_OPTIONS, PYTEST_ADDOPTS, MAKEFLAGS,
+//	                                 GOFLAGS, GIT_*, …) and secret-bearing names (GITHUB_*, ACTIONS_*, RUNNER_*,
 //	                                 AWS_*, SSH_*, GH_*, names with a part ending in TOKEN, and
 //	                                 names containing SECRET, PASSWORD, PASSWD, CREDENTIAL,
 //	                                 PRIVATE_KEY, API_KEY or ACCESS_KEY) are refused.
@@ -84,6 +102,8 @@ type Policy struct {
 	Env                 map[string]string `json:"env"`
 	EnvPassNames        []string          `json:"env_pass"`
 	TrustedPath         []string          `json:"trusted_path,omitempty"` // nil: derived from the runner's PATH
+	PythonModules       []string          `json:"python_modules"`
+	GitWrites           []string          `json:"allow_git_writes"`
 }
 
 // PolicyLimits are the jail's resource caps. Zero means the default.
@@ -92,6 +112,8 @@ type PolicyLimits struct {
 	FileSizeMB  int `json:"file_size_mb"`
 	MemoryMB    int `json:"memory_mb"`
 	WallSeconds int `json:"wall_seconds"`
+	Tasks       int `json:"tasks"`
+	DiskMB      int `json:"disk_mb"`
 }
 
 // Seed defaults and upper bounds for limits. Six hours is GitHub's job
@@ -101,10 +123,14 @@ const (
 	defaultFileSizeMB  = 256
 	defaultMemoryMB    = 2048
 	defaultWallSeconds = 90
+	defaultTasks       = 1024
+	defaultDiskMB      = 4096
 
 	maxLimitSeconds = 6 * 60 * 60
 	maxFileSizeMB   = 64 << 10
 	maxMemoryMB     = 256 << 10
+	maxTasks        = 1 << 16
+	maxDiskMB       = 1 << 20
 
 	maxPolicyBytes = 1 << 20
 	maxPolicyDepth = 16
@@ -116,14 +142,24 @@ var defaultAllowHeads = []string{
 	"python", "python3", "pytest", "ruff", "black", "mypy",
 	"ls", "cat", "head", "tail", "pwd", "echo", "grep", "wc",
 	"mkdir", "touch", "diff", "true", "sort", "uniq",
+	// Issue 12: what an agent needs to inspect a repository and fix a bug,
+	// each under its model (read-only git, find without -exec/-delete,
+	// sed without e or outside files, cp/mv/rm inside the sandbox).
+	"git", "find", "sed", "cp", "mv", "rm", "which",
 }
+
+// defaultPythonModules are what `python -m` may run by default.
+var defaultPythonModules = []string{"black", "json.tool", "mypy", "py_compile", "pytest", "ruff", "unittest", "venv"}
+
+// gitWriteSubcommands are the values allow_git_writes accepts.
+var gitWriteSubcommands = []string{"add", "commit"}
 
 // defaultDenyRules are the seed's denylist categories, as phrases matched on
 // word boundaries (see Gate.denyHit). Defence in depth: most of these heads
 // are not allowlisted anyway; the phrases also catch them inside code
 // strings such as `python3 -c "os.system('curl …')"`.
 var defaultDenyRules = []struct{ phrase, category string }{
-	{"rm -rf", "destructive"}, {"rm -fr", "destructive"}, {"rm -r", "destructive"},
+	{"rm -rf /", "destructive"}, {"rm -fr /", "destructive"}, {"rm -r /", "destructive"},
 	{"rmdir", "destructive"}, {"mkfs", "destructive"}, {"dd if=", "destructive"},
 	{"dd of=", "destructive"}, {"shred", "destructive"}, {":(){", "destructive (fork bomb)"},
 	{"shutdown", "destructive"}, {"reboot", "destructive"}, {"halt", "destructive"},
@@ -143,7 +179,7 @@ var defaultDenyRules = []struct{ phrase, category string }{
 	{"/root", "system path"},
 
 	{"pip install", "package install"}, {"pip3 install", "package install"},
-	{"-m pip", "package install"}, {"npm install", "package install"},
+	{"npm install", "package install"},
 	{"npm i", "package install"}, {"yarn add", "package install"},
 	{"gem install", "package install"}, {"apt", "package install"},
 	{"apt-get", "package install"}, {"brew install", "package install"},
@@ -159,7 +195,8 @@ var defaultDenyRules = []struct{ phrase, category string }{
 	{"/home/", "home reference"}, {"/users/", "home reference"},
 }
 
-// DefaultPolicy returns the seed's coding-agent policy.
+// DefaultPolicy returns the default coding-agent policy: the seed's, with
+// the inspection and file programs an agent needs to fix a bug (issue 12).
 func DefaultPolicy() *Policy {
 	p := &Policy{
 		Version:             1,
@@ -169,6 +206,8 @@ func DefaultPolicy() *Policy {
 		ExtraProtectedPaths: []string{},
 		Env:                 map[string]string{},
 		EnvPassNames:        []string{},
+		PythonModules:       append([]string(nil), defaultPythonModules...),
+		GitWrites:           []string{},
 	}
 	for _, r := range defaultDenyRules {
 		p.Deny = append(p.Deny, r.phrase)
@@ -192,11 +231,11 @@ func PolicyKeys() []string {
 }
 
 var policyTopKeys = []string{
-	"allow_executables", "allow_heads", "deny", "env", "env_pass", "extra_allow_heads",
-	"extra_deny", "extra_protected_paths", "limits", "trusted_path", "version",
+	"allow_executables", "allow_git_writes", "allow_heads", "deny", "env", "env_pass", "extra_allow_heads",
+	"extra_deny", "extra_protected_paths", "extra_python_modules", "limits", "python_modules", "trusted_path", "version",
 }
 
-var policyLimitKeys = []string{"cpu_seconds", "file_size_mb", "memory_mb", "wall_seconds"}
+var policyLimitKeys = []string{"cpu_seconds", "disk_mb", "file_size_mb", "memory_mb", "tasks", "wall_seconds"}
 
 // LoadPolicy reads and parses a policy file. Errors name the file.
 func LoadPolicy(path string) (*Policy, error) {
@@ -239,7 +278,7 @@ func ParsePolicy(data []byte) (*Policy, error) {
 
 func policyFromJSON(top canon.Value) (*Policy, error) {
 	p := DefaultPolicy()
-	var extraHeads, extraDeny []string
+	var extraHeads, extraDeny, extraModules []string
 	for _, f := range top.Members() {
 		var err error
 		switch f.Key {
@@ -258,6 +297,12 @@ func policyFromJSON(top canon.Value) (*Policy, error) {
 			extraDeny, err = policyStrings(f.Value, f.Key)
 		case "allow_executables":
 			p.AllowExecutables, err = policyStrings(f.Value, f.Key)
+		case "python_modules":
+			p.PythonModules, err = policyStrings(f.Value, f.Key)
+		case "extra_python_modules":
+			extraModules, err = policyStrings(f.Value, f.Key)
+		case "allow_git_writes":
+			p.GitWrites, err = policyStrings(f.Value, f.Key)
 		case "extra_protected_paths":
 			p.ExtraProtectedPaths, err = policyStrings(f.Value, f.Key)
 		case "env_pass":
@@ -288,8 +333,14 @@ func policyFromJSON(top canon.Value) (*Policy, error) {
 			return nil, fmt.Errorf("policy: key \"extra_deny\": %q %v", d, err)
 		}
 	}
+	for _, m := range extraModules {
+		if err := checkModuleName(m); err != nil {
+			return nil, fmt.Errorf("policy: key \"extra_python_modules\": %q %v", m, err)
+		}
+	}
 	p.AllowHeads = append(p.AllowHeads, extraHeads...)
 	p.Deny = append(p.Deny, extraDeny...)
+	p.PythonModules = append(p.PythonModules, extraModules...)
 	if err := p.normalize(); err != nil {
 		return nil, err
 	}
@@ -312,6 +363,10 @@ func parseLimits(v canon.Value, l *PolicyLimits) error {
 			l.MemoryMB, err = policyInt(f.Value, key, 1, maxMemoryMB)
 		case "wall_seconds":
 			l.WallSeconds, err = policyInt(f.Value, key, 1, maxLimitSeconds)
+		case "tasks":
+			l.Tasks, err = policyInt(f.Value, key, 1, maxTasks)
+		case "disk_mb":
+			l.DiskMB, err = policyInt(f.Value, key, 1, maxDiskMB)
 		default:
 			err = unknownKeyError(f.Key, "limits.", policyLimitKeys)
 		}
@@ -338,6 +393,19 @@ func (p *Policy) normalize() error {
 		p.AllowHeads[i] = h
 	}
 	p.AllowHeads = sortedUnique(p.AllowHeads)
+
+	for _, m := range p.PythonModules {
+		if err := checkModuleName(m); err != nil {
+			return fmt.Errorf("policy: key \"python_modules\": %q %v", m, err)
+		}
+	}
+	p.PythonModules = sortedUnique(p.PythonModules)
+	for _, w := range p.GitWrites {
+		if !containsKey(gitWriteSubcommands, w) {
+			return fmt.Errorf("policy: key \"allow_git_writes\": %q is not a git subcommand the gate can allow to write (it allows: %s)", w, strings.Join(gitWriteSubcommands, ", "))
+		}
+	}
+	p.GitWrites = sortedUnique(p.GitWrites)
 
 	for i, d := range p.Deny {
 		n, err := normalizeDenyPhrase(d)
@@ -423,6 +491,8 @@ func (l *PolicyLimits) normalize() error {
 		{"file_size_mb", &l.FileSizeMB, defaultFileSizeMB, maxFileSizeMB},
 		{"memory_mb", &l.MemoryMB, defaultMemoryMB, maxMemoryMB},
 		{"wall_seconds", &l.WallSeconds, defaultWallSeconds, maxLimitSeconds},
+		{"tasks", &l.Tasks, defaultTasks, maxTasks},
+		{"disk_mb", &l.DiskMB, defaultDiskMB, maxDiskMB},
 	}
 	for _, f := range fields {
 		if *f.v == 0 {
@@ -435,13 +505,15 @@ func (l *PolicyLimits) normalize() error {
 	return nil
 }
 
-// Limits returns the jail's caps: CPU seconds, largest file in MiB, memory
-// in MiB and wall-clock time.
-func (p *Policy) Limits() (cpuSeconds, fileSizeMB, memoryMB int, wall time.Duration) {
+// Limits returns the jail's caps with every default filled in.
+func (p *Policy) Limits() PolicyLimits {
 	l := p.ResourceLimits
 	_ = l.normalize() // fills zero fields; out-of-range values were refused by ParsePolicy/NewGate
-	return l.CPUSeconds, l.FileSizeMB, l.MemoryMB, time.Duration(l.WallSeconds) * time.Second
+	return l
 }
+
+// Wall is the wall-clock cap as a duration.
+func (l PolicyLimits) Wall() time.Duration { return time.Duration(l.WallSeconds) * time.Second }
 
 // EnvPass returns the variables to set in the jail: the literal env entries
 // plus every env_pass name that is set in this process's environment.
@@ -470,12 +542,14 @@ func (p *Policy) SHA256() string {
 // Deponent), of one object with these keys —
 //
 //	allow_executables      sorted, deduplicated
+//	allow_git_writes       sorted, deduplicated
 //	allow_heads            the effective allowlist (defaults replaced/extended), sorted, deduplicated
 //	deny                   the effective denylist, lower case, whitespace collapsed, sorted, deduplicated
 //	env                    object
 //	env_pass               names only (never values), sorted, deduplicated
 //	extra_protected_paths  cleaned, sorted, deduplicated, built-ins (.git, .deponent, .github/…) left out
-//	limits                 {cpu_seconds, file_size_mb, memory_mb, wall_seconds}, defaults filled in
+//	limits                 {cpu_seconds, disk_mb, file_size_mb, memory_mb, tasks, wall_seconds}, defaults filled in
+//	python_modules         the effective list (defaults replaced/extended), sorted, deduplicated
 //	trusted_path           in search order; the key is absent when the runner's PATH is used
 //	version                1
 //
@@ -505,6 +579,7 @@ func (p *Policy) value() canon.Value {
 	l := p.ResourceLimits
 	ms := []canon.Member{
 		canon.M("allow_executables", strs(p.AllowExecutables)),
+		canon.M("allow_git_writes", strs(p.GitWrites)),
 		canon.M("allow_heads", strs(p.AllowHeads)),
 		canon.M("deny", strs(p.Deny)),
 		canon.M("env", canon.Obj(env...)),
@@ -515,7 +590,10 @@ func (p *Policy) value() canon.Value {
 			canon.M("file_size_mb", canon.Int(int64(l.FileSizeMB))),
 			canon.M("memory_mb", canon.Int(int64(l.MemoryMB))),
 			canon.M("wall_seconds", canon.Int(int64(l.WallSeconds))),
+			canon.M("tasks", canon.Int(int64(l.Tasks))),
+			canon.M("disk_mb", canon.Int(int64(l.DiskMB))),
 		)),
+		canon.M("python_modules", strs(p.PythonModules)),
 		canon.M("version", canon.Int(int64(p.Version))),
 	}
 	if p.TrustedPath != nil {
@@ -531,6 +609,8 @@ func (p *Policy) clone() *Policy {
 	c.AllowExecutables = append([]string(nil), p.AllowExecutables...)
 	c.ExtraProtectedPaths = append([]string(nil), p.ExtraProtectedPaths...)
 	c.EnvPassNames = append([]string(nil), p.EnvPassNames...)
+	c.PythonModules = append([]string(nil), p.PythonModules...)
+	c.GitWrites = append([]string(nil), p.GitWrites...)
 	if p.TrustedPath != nil {
 		c.TrustedPath = append([]string{}, p.TrustedPath...)
 	}
@@ -583,6 +663,22 @@ func checkHeadName(h string) error {
 	if refusedBuiltins[h] {
 		return errors.New("is a shell builtin or keyword that changes how the rest of the command is read")
 	}
+	if programFor(h) == nil {
+		return errors.New("has no model in the gate's catalogue, so the gate cannot tell which of its arguments are paths or which " +
+			"of its options run other programs; it cannot be allowed (the modelled programs: " + strings.Join(ModelledPrograms(), ", ") +
+			"; a project's own tool can run by path through allow_executables)")
+	}
+	return nil
+}
+
+func checkModuleName(m string) error {
+	if !isDottedName(m) {
+		return errors.New("must be a module name such as pytest or json.tool")
+	}
+	if programsByModule[m] == nil {
+		return errors.New("has no model in the gate's catalogue, so `python -m " + m + "` cannot be checked (the modelled modules: " +
+			strings.Join(ModelledModules(), ", ") + ")")
+	}
 	return nil
 }
 
@@ -625,6 +721,14 @@ var (
 		"PS4": true, "SHELLOPTS": true, "BASHOPTS": true, "GLOBIGNORE": true, "USER": true,
 		"LOGNAME": true, "PYTHONSTARTUP": true, "PYTHONINSPECT": true,
 	}
+	// optionEnvNames inject options or programs into the programs the gate
+	// models, behind the command line it reads.
+	optionEnvNames = map[string]bool{
+		"POSIXLY_CORRECT": true, "GREP_OPTIONS": true, "PYTEST_ADDOPTS": true, "PYTEST_PLUGINS": true,
+		"MAKEFLAGS": true, "GNUMAKEFLAGS": true, "MFLAGS": true, "MAKEFILES": true, "GOFLAGS": true,
+		"PAGER": true, "EDITOR": true, "VISUAL": true, "PYTHONSAFEPATH": true,
+	}
+	optionEnvPrefixes = []string{"GIT_"}
 	jailEnvPrefixes   = []string{"LD_", "DYLD_", "BASH_FUNC_"}
 	secretEnvPrefixes = []string{"GITHUB_", "ACTIONS_", "RUNNER_", "AWS_", "SSH_", "GH_"}
 	secretEnvParts    = []string{"SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE_KEY", "API_KEY", "ACCESS_KEY"}
@@ -647,6 +751,14 @@ func checkEnvName(name string) error {
 	for _, pre := range jailEnvPrefixes {
 		if strings.HasPrefix(up, pre) {
 			return fmt.Errorf("%s* variables change how programs load and are controlled by the jail", pre)
+		}
+	}
+	if optionEnvNames[up] {
+		return fmt.Errorf("%s changes how the programs the gate models read their arguments or which programs they run (the gate checks the command line only)", name)
+	}
+	for _, pre := range optionEnvPrefixes {
+		if strings.HasPrefix(up, pre) {
+			return fmt.Errorf("%s* variables can point git elsewhere or name programs it runs (the gate checks the command line only)", pre)
 		}
 	}
 	for _, pre := range secretEnvPrefixes {

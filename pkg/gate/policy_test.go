@@ -18,9 +18,9 @@ import (
 
 func TestPolicyDefault(t *testing.T) {
 	p := DefaultPolicy()
-	cpu, fsize, mem, wall := p.Limits()
-	if cpu != 60 || fsize != 256 || mem != 2048 || wall != 90*time.Second {
-		t.Errorf("limits %d %d %d %v, want the seed's 60 256 2048 90s", cpu, fsize, mem, wall)
+	l := p.Limits()
+	if l.CPUSeconds != 60 || l.FileSizeMB != 256 || l.MemoryMB != 2048 || l.Wall() != 90*time.Second || l.Tasks != 1024 || l.DiskMB != 4096 {
+		t.Errorf("limits %+v, want the seed's 60 256 2048 90s and the jail's 1024 tasks, 4096 MiB of disk", l)
 	}
 	want := append([]string(nil), defaultAllowHeads...)
 	sort.Strings(want)
@@ -144,9 +144,8 @@ func TestPolicyParseEffective(t *testing.T) {
 	if want := []string{"/usr/bin", "/bin"}; !reflect.DeepEqual(p.TrustedPath, want) {
 		t.Errorf("TrustedPath %q (order is the search order)", p.TrustedPath)
 	}
-	cpu, fsize, mem, wall := p.Limits()
-	if cpu != 5 || fsize != 256 || mem != 2048 || wall != 7*time.Second {
-		t.Errorf("limits %d %d %d %v", cpu, fsize, mem, wall)
+	if l := p.Limits(); l.CPUSeconds != 5 || l.FileSizeMB != 256 || l.MemoryMB != 2048 || l.Wall() != 7*time.Second {
+		t.Errorf("limits %+v", l)
 	}
 	t.Setenv("JAVA_HOME", "/opt/jdk")
 	os.Unsetenv("LANG")
@@ -163,11 +162,11 @@ func TestPolicyParseEffective(t *testing.T) {
 // The hash is of the effective policy: spelling does not change it,
 // meaning does.
 func TestPolicySHA256(t *testing.T) {
-	base := mustPolicy(t, `{"extra_allow_heads": ["make", "java"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4096}}`)
+	base := mustPolicy(t, `{"extra_allow_heads": ["make", "tee"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4096}}`)
 	same := []string{
-		`{"limits": {"memory_mb": 4096}, "env": {"B": "2", "A": "1"}, "extra_allow_heads": ["java", "make", "make"]}`,
-		`{"version": 1, "extra_allow_heads": ["java", "make"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4096, "cpu_seconds": 60}}`,
-		"{\n\"extra_allow_heads\":[\"make\",\"java\"],\"env\":{\"A\":\"1\",\"B\":\"2\"},\"limits\":{\"memory_mb\":4096}}\n",
+		`{"limits": {"memory_mb": 4096}, "env": {"B": "2", "A": "1"}, "extra_allow_heads": ["tee", "make", "make"]}`,
+		`{"version": 1, "extra_allow_heads": ["tee", "make"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4096, "cpu_seconds": 60}}`,
+		"{\n\"extra_allow_heads\":[\"make\",\"tee\"],\"env\":{\"A\":\"1\",\"B\":\"2\"},\"limits\":{\"memory_mb\":4096}}\n",
 	}
 	for _, s := range same {
 		if got := mustPolicy(t, s).SHA256(); got != base.SHA256() {
@@ -177,15 +176,15 @@ func TestPolicySHA256(t *testing.T) {
 	variants := []string{
 		`{}`,
 		`{"extra_allow_heads": ["make"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4096}}`,
-		`{"extra_allow_heads": ["make", "java"], "env": {"A": "1", "B": "3"}, "limits": {"memory_mb": 4096}}`,
-		`{"extra_allow_heads": ["make", "java"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4097}}`,
-		`{"extra_allow_heads": ["make", "java"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4096}, "extra_deny": ["x"]}`,
-		`{"extra_allow_heads": ["make", "java"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4096}, "env_pass": ["LANG"]}`,
-		`{"extra_allow_heads": ["make", "java"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4096}, "trusted_path": ["/usr/bin"]}`,
-		`{"extra_allow_heads": ["make", "java"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4096}, "trusted_path": ["/usr/bin", "/bin"]}`,
-		`{"extra_allow_heads": ["make", "java"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4096}, "trusted_path": ["/bin", "/usr/bin"]}`,
-		`{"extra_allow_heads": ["make", "java"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4096}, "extra_protected_paths": ["x"]}`,
-		`{"extra_allow_heads": ["make", "java"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4096}, "allow_executables": ["./x"]}`,
+		`{"extra_allow_heads": ["make", "tee"], "env": {"A": "1", "B": "3"}, "limits": {"memory_mb": 4096}}`,
+		`{"extra_allow_heads": ["make", "tee"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4097}}`,
+		`{"extra_allow_heads": ["make", "tee"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4096}, "extra_deny": ["x"]}`,
+		`{"extra_allow_heads": ["make", "tee"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4096}, "env_pass": ["LANG"]}`,
+		`{"extra_allow_heads": ["make", "tee"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4096}, "trusted_path": ["/usr/bin"]}`,
+		`{"extra_allow_heads": ["make", "tee"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4096}, "trusted_path": ["/usr/bin", "/bin"]}`,
+		`{"extra_allow_heads": ["make", "tee"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4096}, "trusted_path": ["/bin", "/usr/bin"]}`,
+		`{"extra_allow_heads": ["make", "tee"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4096}, "extra_protected_paths": ["x"]}`,
+		`{"extra_allow_heads": ["make", "tee"], "env": {"A": "1", "B": "2"}, "limits": {"memory_mb": 4096}, "allow_executables": ["./x"]}`,
 	}
 	seen := map[string]string{base.SHA256(): "base"}
 	for _, v := range variants {
@@ -208,7 +207,7 @@ func TestPolicySHA256(t *testing.T) {
 func TestPolicyCanonicalJSON(t *testing.T) {
 	p := mustPolicy(t, `{"extra_allow_heads": ["make"], "env": {"X": "<&>"}, "trusted_path": ["/usr/bin"], "extra_protected_paths": ["a"]}`)
 	c := p.CanonicalJSON()
-	if !strings.HasPrefix(string(c), `{"allow_executables": [], "allow_heads": ["black", `) || strings.Contains(string(c), "\n") {
+	if !strings.HasPrefix(string(c), `{"allow_executables": [], "allow_git_writes": [], "allow_heads": ["black", `) || strings.Contains(string(c), "\n") {
 		t.Errorf("canonical form %s", c)
 	}
 	if !strings.Contains(string(c), `"env": {"X": "<&>"}`) {
@@ -231,17 +230,17 @@ func TestPolicyCanonicalJSON(t *testing.T) {
 	for _, k := range keys {
 		top = append(top, k[1])
 	}
-	want := []string{"allow_executables", "allow_heads", "deny", "env", "env_pass", "extra_protected_paths",
-		"limits", "cpu_seconds", "file_size_mb", "memory_mb", "wall_seconds", "version"}
+	want := []string{"allow_executables", "allow_git_writes", "allow_heads", "deny", "env", "env_pass", "extra_protected_paths",
+		"limits", "cpu_seconds", "disk_mb", "file_size_mb", "memory_mb", "tasks", "wall_seconds", "python_modules", "version"}
 	if !reflect.DeepEqual(top, want) {
 		t.Errorf("canonical keys %q, want %q", top, want)
 	}
 }
 
 func TestPolicyKeys(t *testing.T) {
-	want := []string{"allow_executables", "allow_heads", "deny", "env", "env_pass", "extra_allow_heads", "extra_deny",
-		"extra_protected_paths", "limits", "limits.cpu_seconds", "limits.file_size_mb", "limits.memory_mb",
-		"limits.wall_seconds", "trusted_path", "version"}
+	want := []string{"allow_executables", "allow_git_writes", "allow_heads", "deny", "env", "env_pass", "extra_allow_heads", "extra_deny",
+		"extra_protected_paths", "extra_python_modules", "limits", "limits.cpu_seconds", "limits.disk_mb", "limits.file_size_mb",
+		"limits.memory_mb", "limits.tasks", "limits.wall_seconds", "python_modules", "trusted_path", "version"}
 	if got := PolicyKeys(); !reflect.DeepEqual(got, want) {
 		t.Errorf("PolicyKeys %q", got)
 	}
@@ -309,6 +308,10 @@ func TestPolicyFiles(t *testing.T) {
 		"launcher.json":    `"bash" is a shell or program launcher`,
 		"trailing.json":    `unexpected data after the JSON value`,
 		"executable.json":  `key "allow_executables"`,
+		"node.json":        `"node" has no model in the gate's catalogue`,
+		"module.json":      `key "python_modules": "pip" has no model`,
+		"git-writes.json":  `key "allow_git_writes": "push" is not a git subcommand`,
+		"option-env.json":  `key "env.PYTEST_ADDOPTS"`,
 	}
 	files, _ := filepath.Glob("testdata/policy/invalid/*.json")
 	if len(files) != len(invalid) {
@@ -339,8 +342,8 @@ func TestPolicyHandBuilt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cpu, _, _, _ := g.Policy().Limits(); cpu != 60 {
-		t.Errorf("zero limits should mean the defaults, got cpu %d", cpu)
+	if l := g.Policy().Limits(); l.CPUSeconds != 60 || l.Tasks != 1024 || l.DiskMB != 4096 || l.Wall() != 90*time.Second {
+		t.Errorf("zero limits should mean the defaults, got %+v", l)
 	}
 	if g.Decide("run_cmd", cmdParams("cat x")).Allowed() || !g.Decide("run_cmd", cmdParams("ls")).Allowed() {
 		t.Error("hand-built allowlist not applied")

@@ -28,6 +28,7 @@ const (
 	maxNestingOpeners = 16       // "(", "$(", "${" and "`" outside single quotes, counted before parsing
 	maxSimpleCommands = 256      // simple commands in one run_cmd
 	maxWords          = 8192     // words in one run_cmd, before glob expansion
+	maxWordParts      = 4096     // quotes opened, backslash escapes and `$` signs in one run_cmd: each is a node the parser builds
 )
 
 // shWord is one shell word after quote removal.
@@ -39,9 +40,27 @@ type shWord struct {
 	glob string
 }
 
-// shCommand is one simple command: a program name and its arguments.
+// shCommand is one simple command: a program name and its arguments,
+// with the `NAME=value` prefixes and the redirects the gate accepts.
 type shCommand struct {
-	words []shWord
+	assigns []shAssign
+	words   []shWord
+	redirs  []shRedir
+}
+
+// shAssign is a `NAME=value` prefix of a command.
+type shAssign struct {
+	name string
+	val  string
+}
+
+// shRedir is one of the few redirects the gate accepts: standard output or
+// error to /dev/null, or standard error into standard output.
+type shRedir struct {
+	text      string // its canonical rendering: ">/dev/null", "2>>/dev/null", "2>&1"
+	fd        byte   // '1' or '2': the descriptor it redirects
+	toStdout  bool   // 2>&1
+	toDevNull bool
 }
 
 // shScript is a parsed command line of the only shape the gate accepts:
@@ -117,25 +136,72 @@ func prescanCommand(cmd string) *violation {
 		return &violation{evidence.ClassDeceptiveChar, "command contains " + describeRune(r) +
 			", a control, invisible, bidirectional or look-alike character: what a reviewer reads would not be what runs"}
 	}
-	if countNestingOpeners(cmd) > maxNestingOpeners {
-		return &violation{evidence.ClassTooComplex, "command nests more than 16 subshells or substitutions; refused before parsing"}
+	openers, commands, words, parts := prescanCounts(cmd)
+	switch {
+	case parts > maxWordParts:
+		return &violation{evidence.ClassTooComplex, "more than 4096 quotes, backslash escapes and `$` signs in one run_cmd; refused before parsing (put long text in a file with write_file)"}
+	case openers > maxNestingOpeners:
+		return &violation{evidence.ClassTooComplex, "command nests more than 16 subshells, substitutions or compound commands; refused before parsing"}
+	case commands > maxSimpleCommands:
+		return &violation{evidence.ClassTooComplex, "more than 256 commands in one run_cmd; refused before parsing"}
+	case words > maxWords:
+		return &violation{evidence.ClassTooComplex, "more than 8192 words in one run_cmd; refused before parsing"}
 	}
 	return nil
 }
 
-// countNestingOpeners counts "(", "$(", "${" and "`" that are not inside
-// single quotes, backslash escapes or comments. It follows sh quoting
-// closely enough to never count a legitimate command's quoted text; where
-// it is imprecise (inside substitutions, which are refused anyway) it can
-// only over-count.
+// countNestingOpeners counts what makes the parser nest: "(", "$(", "${"
+// and "`", and the reserved words that open compound commands ("{", if,
+// while, until, for, case, "!", …) where a command begins, outside single
+// quotes, backslash escapes and comments. Every one of them is refused
+// anyway; the count only decides whether to refuse before parsing.
 func countNestingOpeners(s string) int {
+	n, _, _, _ := prescanCounts(s)
+	return n
+}
+
+// shellBreak marks the bytes that end an unquoted word.
+var shellBreak = func() (t [256]bool) {
+	for _, c := range []byte(" \t\n;&|()<>") {
+		t[c] = true
+	}
+	return t
+}()
+
+// compoundOpeners are the reserved words that open a nested command when
+// they start one.
+var compoundOpeners = wordSet(`{ if while until for case select function ! [[ coproc then do else elif`)
+
+// prescanCounts reads s once, following sh quoting closely enough never to
+// count a legitimate command's quoted text, and returns the nesting
+// openers, the commands (one more than the separators ; & | && || and
+// newlines), the words, and the word parts (quotes opened, backslash
+// escapes, `$` signs). Where it is imprecise (inside substitutions and
+// here-documents, which are refused anyway) it can only over-count.
+func prescanCounts(s string) (openers, commands, words, parts int) {
 	const (
 		plain = iota
 		single
 		double
 	)
-	state, n := plain, 0
-	wordStart := true
+	state := plain
+	wordStart := true // the next character starts a word
+	cmdPos := true    // that word is where a command begins
+	commands = 1
+	inWord := false
+	wordBegin := 0
+	endWord := func(i int) {
+		if !inWord {
+			return
+		}
+		inWord = false
+		w := s[wordBegin:i]
+		if cmdPos && compoundOpeners[w] {
+			openers++
+			return // the word after a reserved word begins a command too
+		}
+		cmdPos = false
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch state {
@@ -148,44 +214,73 @@ func countNestingOpeners(s string) int {
 			switch c {
 			case '\\':
 				i++
+				parts++
 			case '"':
 				state = plain
 			case '`':
-				n++
+				openers++
 			case '$':
+				parts++
 				if i+1 < len(s) && (s[i+1] == '(' || s[i+1] == '{') {
-					n++
+					openers++
 				}
 			}
 			continue
+		}
+		if shellBreak[c] {
+			endWord(i)
+			switch c {
+			case ';', '&', '|', '\n', '(', ')':
+				if c != '(' && c != ')' && (i == 0 || s[i-1] != c) {
+					commands++
+				}
+				if c == '(' {
+					openers++
+				}
+				cmdPos = true
+			}
+			wordStart = true
+			continue
+		}
+		if !inWord {
+			inWord, wordBegin = true, i
+			words++
 		}
 		switch c {
 		case '\\':
 			i++
+			parts++
 			wordStart = false
 			continue
 		case '\'':
 			state = single
+			parts++
 		case '"':
 			state = double
+			parts++
 		case '#':
 			if wordStart {
+				inWord = false
+				words--
 				for i < len(s) && s[i] != '\n' {
 					i++
 				}
+				i--
 				wordStart = true
 				continue
 			}
-		case '(', '`':
-			n++
+		case '`':
+			openers++
 		case '$':
+			parts++
 			if i+1 < len(s) && s[i+1] == '{' {
-				n++
+				openers++
 			}
 		}
-		wordStart = strings.IndexByte(" \t\n;&|()<>", c) >= 0
+		wordStart = false
 	}
-	return n
+	endWord(len(s))
+	return openers, commands, words, parts
 }
 
 // firstDeceptiveRune finds the first character that makes text read
@@ -274,13 +369,18 @@ func (w *shWalker) stmt(st *syntax.Stmt) bool {
 		return w.fail(evidence.ClassBackground, "`&` would run the command in the background, outliving the decision and the jail's limits; remove the `&`")
 	case st.Coprocess:
 		return w.fail(evidence.ClassShellConstruct, "coprocesses are a shell construct; only simple commands are allowed")
-	case len(st.Redirs) > 0:
-		return w.fail(evidence.ClassRedirect, describeRedirect(st.Redirs[0])+
-			" is not allowed: commands cannot open files or move descriptors through the shell (use write_file to create files)")
+	}
+	var redirs []shRedir
+	for _, r := range st.Redirs {
+		rd, ok := w.redirect(r)
+		if !ok {
+			return false
+		}
+		redirs = append(redirs, rd)
 	}
 	switch c := st.Cmd.(type) {
 	case *syntax.CallExpr:
-		return w.call(c)
+		return w.call(c, redirs)
 	case *syntax.BinaryCmd:
 		switch c.Op {
 		case syntax.AndStmt, syntax.OrStmt, syntax.Pipe:
@@ -294,6 +394,9 @@ func (w *shWalker) stmt(st *syntax.Stmt) bool {
 		}
 		return w.fail(evidence.ClassShellConstruct, "operator `"+c.Op.String()+"` is not allowed")
 	case nil:
+		if len(redirs) > 0 {
+			return w.fail(evidence.ClassRedirect, "a redirect without a command is not allowed")
+		}
 		return w.fail(evidence.ClassUnparsable, "empty statement")
 	default:
 		return w.fail(evidence.ClassShellConstruct, constructName(c)+
@@ -301,18 +404,22 @@ func (w *shWalker) stmt(st *syntax.Stmt) bool {
 	}
 }
 
-func (w *shWalker) call(c *syntax.CallExpr) bool {
-	if len(c.Assigns) > 0 {
+func (w *shWalker) call(c *syntax.CallExpr, redirs []shRedir) bool {
+	if len(c.Args) == 0 {
 		name := "variable"
-		if a := c.Assigns[0]; a.Name != nil {
-			name = a.Name.Value
+		if len(c.Assigns) > 0 && c.Assigns[0].Name != nil {
+			name = c.Assigns[0].Name.Value
 		}
-		if len(c.Args) == 0 {
-			return w.fail(evidence.ClassEnvAssignment, "assignment to "+name+
-				" is not allowed: shell variables would change how later words are read")
+		return w.fail(evidence.ClassEnvAssignment, "assignment to "+name+
+			" is not allowed: shell variables would change how later words are read")
+	}
+	var assigns []shAssign
+	for _, a := range c.Assigns {
+		sa, ok := w.assign(a)
+		if !ok {
+			return false
 		}
-		return w.fail(evidence.ClassEnvAssignment, "environment assignment "+name+"=… before a command is not allowed: "+
-			"the jail's environment is fixed by policy (see the policy keys env and env_pass)")
+		assigns = append(assigns, sa)
 	}
 	if len(w.s.cmds) >= maxSimpleCommands {
 		return w.fail(evidence.ClassTooComplex, "more than 256 commands in one run_cmd")
@@ -329,8 +436,73 @@ func (w *shWalker) call(c *syntax.CallExpr) bool {
 		}
 		words = append(words, sw)
 	}
-	w.s.cmds = append(w.s.cmds, shCommand{words: words})
+	w.s.cmds = append(w.s.cmds, shCommand{assigns: assigns, words: words, redirs: redirs})
 	return true
+}
+
+// assign reads one `NAME=value` prefix. Only variables on the gate's list
+// may be set this way (see assignableVars); their values are checked with
+// the command, once the working directory is known.
+func (w *shWalker) assign(a *syntax.Assign) (shAssign, bool) {
+	if a.Name == nil || a.Append || a.Naked || a.Index != nil || a.Array != nil {
+		return shAssign{}, w.fail(evidence.ClassEnvAssignment, "only plain `NAME=value` prefixes are allowed")
+	}
+	name := a.Name.Value
+	if _, ok := assignableVars[name]; !ok {
+		return shAssign{}, w.fail(evidence.ClassEnvAssignment, "environment assignment "+name+"=… before a command is not allowed: "+
+			"only "+assignableNames()+" may be set this way; the rest of the jail's environment is fixed by policy (keys env and env_pass)")
+	}
+	sa := shAssign{name: name}
+	if a.Value != nil {
+		v, ok := w.word(a.Value)
+		if !ok {
+			return shAssign{}, false
+		}
+		sa.val = v.val // sh does not expand globs in assignments
+	}
+	return sa, true
+}
+
+// redirect accepts `>/dev/null`, `2>/dev/null` (and the `>>` forms) and
+// `2>&1`; where `2>&1` may stand is decided with the command's neighbours.
+func (w *shWalker) redirect(r *syntax.Redirect) (shRedir, bool) {
+	refuse := func() (shRedir, bool) {
+		return shRedir{}, w.fail(evidence.ClassRedirect, describeRedirect(r)+
+			" is not allowed: the only redirects are `>/dev/null`, `2>/dev/null` and `2>&1` before a pipe; commands cannot open files through the shell (use write_file to create files)")
+	}
+	fd := byte('1')
+	if r.N != nil {
+		switch r.N.Value {
+		case "1", "2":
+			fd = r.N.Value[0]
+		default:
+			return refuse()
+		}
+	}
+	if r.Word == nil {
+		return refuse()
+	}
+	target := r.Word.Lit()
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut:
+		if target != "/dev/null" || len(r.Word.Parts) != 1 {
+			return refuse()
+		}
+		text := ">/dev/null"
+		if r.Op == syntax.AppOut {
+			text = ">>/dev/null"
+		}
+		if r.N != nil {
+			text = r.N.Value + text
+		}
+		return shRedir{text: text, fd: fd, toDevNull: true}, true
+	case syntax.DplOut:
+		if r.N == nil || fd != '2' || target != "1" || len(r.Word.Parts) != 1 {
+			return refuse()
+		}
+		return shRedir{text: "2>&1", fd: '2', toStdout: true}, true
+	}
+	return refuse()
 }
 
 // word performs quote removal on a word made only of literal parts and
@@ -363,10 +535,16 @@ func (w *shWalker) word(wd *syntax.Word) (shWord, bool) {
 			if p.Dollar {
 				return shWord{}, w.fail(evidence.ClassSubstitution, "`$\"…\"` is locale translation, an expansion; use plain quotes")
 			}
-			for _, dp := range p.Parts {
+			for k, dp := range p.Parts {
 				lit, ok := dp.(*syntax.Lit)
 				if !ok {
 					return shWord{}, w.fail(partClass(dp), partName(dp)+" inside double quotes is not allowed: the gate approves literal words only")
+				}
+				if lit.Value == "$" && literalDollar(p.Parts[k+1:]) {
+					// "strip()$", "a$|b": a `$` that sh leaves as it is.
+					val.WriteByte('$')
+					pat.WriteByte('$')
+					continue
 				}
 				if !w.doubleQuotedLit(lit.Value, &val, &pat) {
 					return shWord{}, false
@@ -427,6 +605,22 @@ func (w *shWalker) unquotedLit(s string, val, pat *strings.Builder, hasGlob *boo
 		}
 	}
 	return true
+}
+
+// literalDollar reports whether a `$` the parser left as a literal inside
+// double quotes (followed by the parts in rest) is one that every POSIX
+// shell leaves alone: at the end of the quotes, or before a character that
+// cannot start an expansion in any shell (so not "[", which bash reads as
+// old arithmetic, nor a quote).
+func literalDollar(rest []syntax.WordPart) bool {
+	if len(rest) == 0 {
+		return true
+	}
+	next, ok := rest[0].(*syntax.Lit)
+	if !ok || next.Value == "" {
+		return false
+	}
+	return strings.IndexByte(")|/.,:;]}=+%^&<>\\ \t\n", next.Value[0]) >= 0
 }
 
 // doubleQuotedLit applies the double-quote rules: a backslash escapes only

@@ -107,7 +107,12 @@ func TestShellRefusals(t *testing.T) {
 		{"echo ~/x", evidence.ClassSubstitution},
 		{"echo $", evidence.ClassSubstitution},
 		{"ls > x", evidence.ClassRedirect},
-		{"ls 2>&1", evidence.ClassRedirect},
+		{"ls 1>&2", evidence.ClassRedirect},
+		{"ls 2>/tmp/x", evidence.ClassRedirect},
+		{"ls >/dev/null2", evidence.ClassRedirect},
+		{"ls 3>/dev/null", evidence.ClassRedirect},
+		{"ls >|/dev/null", evidence.ClassRedirect},
+		{"ls 2>&1-", evidence.ClassRedirect},
 		{"ls <x", evidence.ClassRedirect},
 		{"cat <<E\nx\nE", evidence.ClassRedirect},
 		{"ls |& cat", evidence.ClassRedirect},
@@ -124,6 +129,7 @@ func TestShellRefusals(t *testing.T) {
 		{"case a in a) ls;; esac", evidence.ClassShellConstruct},
 		{"cat <(ls)", evidence.ClassShellConstruct},
 		{"A=1 ls", evidence.ClassEnvAssignment},
+		{"PYTHONPATH=src", evidence.ClassEnvAssignment},
 		{"A=1", evidence.ClassEnvAssignment},
 		{"ls &&", evidence.ClassUnparsable},
 		{"echo 'x", evidence.ClassUnparsable},
@@ -194,6 +200,23 @@ func pathologicalInputs() map[string]string {
 		"globs":          "ls" + strings.Repeat(" *", n/2),
 		"one-long-word":  "ls " + strings.Repeat("a/", n/2),
 		"long-dash-word": "ls -" + strings.Repeat("a", n),
+		// Shapes of the program models and the denylist.
+		"many-options":   "ls" + strings.Repeat(" -a", n/3),
+		"dotdot-path":    "cat " + strings.Repeat("../", n/3),
+		"slashes-quoted": "grep -rn '" + strings.Repeat("a/", n/2-8) + "' .",
+		"deny-near-miss": "echo '" + strings.Repeat("cur ", n/4-4) + "'",
+		"sed-script":     "sed -n '" + strings.Repeat("p;", n/2-8) + "' x.txt",
+		"sed-brackets":   "sed -n 's/[" + strings.Repeat("[:alpha:]", n/9-4) + "]//p' x.txt",
+		"find-expr":      "find ." + strings.Repeat(" -name x -o", n/11),
+		"git-options":    "git log" + strings.Repeat(" --oneline", n/10-2),
+		"cd-chain":       strings.Repeat("cd src && ", n/10-1) + "ls",
+		"assignments":    strings.Repeat("CI=1 ", n/5-2) + "ls",
+		"long-option":    "grep --" + strings.Repeat("r", n-16) + " x",
+		"eq-word":        "python3 x.py " + strings.Repeat("a=", n/2-16),
+		"glob-one":       "ls " + strings.Repeat("*", n-8),
+		"python-cluster": "python3 -" + strings.Repeat("B", n-16),
+		"redirects":      "ls" + strings.Repeat(" 2>/dev/null", n/12-1),
+		"dollars-dq":     `grep "` + strings.Repeat("a$ ", n/3-4) + `" x.txt`,
 	}
 }
 
@@ -228,8 +251,22 @@ func scriptWords(t testing.TB, script string) [][]string {
 	var out [][]string
 	var walk func(st *syntax.Stmt)
 	walk = func(st *syntax.Stmt) {
-		if st.Negated || st.Background || st.Coprocess || len(st.Redirs) > 0 {
+		if st.Negated || st.Background || st.Coprocess {
 			t.Fatalf("Script %q: statement with shell semantics", script)
+		}
+		for _, r := range st.Redirs {
+			// Only the fixed forms the gate renders itself.
+			var b strings.Builder
+			if r.N != nil {
+				b.WriteString(r.N.Value)
+			}
+			b.WriteString(r.Op.String())
+			b.WriteString(r.Word.Lit())
+			switch b.String() {
+			case ">/dev/null", "1>/dev/null", "2>/dev/null", ">>/dev/null", "1>>/dev/null", "2>>/dev/null", "2>&1":
+			default:
+				t.Fatalf("Script %q: redirect %q", script, b.String())
+			}
 		}
 		switch c := st.Cmd.(type) {
 		case *syntax.BinaryCmd:
@@ -239,8 +276,18 @@ func scriptWords(t testing.TB, script string) [][]string {
 			walk(c.X)
 			walk(c.Y)
 		case *syntax.CallExpr:
-			if len(c.Assigns) > 0 {
-				t.Fatalf("Script %q: assignment", script)
+			for _, a := range c.Assigns {
+				// NAME='value' only, for the variables the gate allows.
+				if _, ok := assignableVars[a.Name.Value]; !ok || a.Value == nil || len(a.Value.Parts) == 0 {
+					t.Fatalf("Script %q: assignment %s", script, a.Name.Value)
+				}
+				for _, part := range a.Value.Parts {
+					if q, ok := part.(*syntax.SglQuoted); !ok || q.Dollar {
+						if l, ok := part.(*syntax.Lit); !ok || l.Value != `\'` {
+							t.Fatalf("Script %q: assignment value part %T", script, part)
+						}
+					}
+				}
 			}
 			var ws []string
 			for _, w := range c.Args {

@@ -19,9 +19,9 @@ func TestAgentBwrapArgs(t *testing.T) {
 	args := agentBwrapArgs(bwrapFeatures{disableUserns: true, size: true}, 0, spec, rd)
 	joined := strings.Join(args, " ")
 	for _, want := range []string{
-		"--unshare-all --share-net --unshare-user --die-with-parent --new-session --cap-drop ALL --disable-userns --uid 65534 --gid 65534",
+		"--unshare-all --unshare-user --die-with-parent --new-session --cap-drop ALL --disable-userns --uid 65534 --gid 65534 --share-net",
 		"--ro-bind /a/sock /a/sock --ro-bind /cli/prefix /cli/prefix",
-		"--bind /a/home /a/home --bind /a/tmp /a/tmp --ro-bind /w /w --chdir /w",
+		"--bind /a/home /a/home --bind /a/tmp /a/tmp --ro-bind /w /w --remount-ro / --chdir /w",
 		"deponent-agent /cli/prefix/bin/claude -p task",
 	} {
 		assert.Contains(t, joined, want)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"sync"
 )
 
@@ -99,13 +98,15 @@ func (a *AgentBwrap) run(ctx context.Context, bin string, f bwrapFeatures, spec 
 
 // agentBwrapArgs builds the agent jail's command line after the binary:
 //
-//   - every namespace but the network (--unshare-all --share-net), always a
-//     user namespace with no nested ones where bwrap can forbid them, uid
-//     65534 inside when the runner is root, no capabilities, a new session,
-//     death with the caller;
+//   - every namespace but the network (the tools' jail's baseArgs, then
+//     --share-net): always a user namespace with no nested ones where bwrap
+//     can forbid them, uid 65534 inside when the runner is root (it maps to
+//     the runner's own uid outside, so the private HOME it writes stays the
+//     runner's), no capabilities, a new session, death with the caller;
 //   - the OS read-only as in the tools' jail (systemArgs), a private /proc
-//     of the new pid namespace, a minimal /dev, tmpfs /tmp and /dev/shm,
-//     the /etc secrets masked;
+//     of the new pid namespace and /dev, both read-only, capped tmpfs /tmp
+//     and /dev/shm, the /etc secrets masked, and the jail's own root
+//     remounted read-only last (finalArgs);
 //   - the directory /etc/resolv.conf points into when it leaves /etc (on
 //     systemd-resolved hosts, e.g. GitHub's Ubuntu runners, a file under
 //     /run), read-only, so that name resolution works;
@@ -116,13 +117,10 @@ func (a *AgentBwrap) run(ctx context.Context, bin string, f bwrapFeatures, spec 
 // RUNNER_TEMP (the receipts and the ledger), not /run, /var or another
 // process's socket.
 func agentBwrapArgs(f bwrapFeatures, euid int, spec AgentSpec, rd *runDir) []string {
-	args := []string{"--unshare-all", "--share-net", "--unshare-user", "--die-with-parent", "--new-session", "--cap-drop", "ALL"}
-	if f.disableUserns {
-		args = append(args, "--disable-userns")
-	}
-	if euid == 0 {
-		args = append(args, "--uid", strconv.Itoa(agentUID), "--gid", strconv.Itoa(agentUID))
-	}
+	// The tools' jail's isolation (baseArgs: every namespace, always a user
+	// namespace, uid 65534 for root, no nested user namespaces, no
+	// capabilities), with the network shared back.
+	args := append(baseArgs(f, euid), "--share-net")
 	args = append(args, systemArgs()...)
 	args = append(args, volatileArgs(f, agentTmpfsMB)...)
 	for _, m := range existingEtcMasks() {
@@ -139,15 +137,11 @@ func agentBwrapArgs(f bwrapFeatures, euid int, spec AgentSpec, rd *runDir) []str
 	args = append(args,
 		"--bind", spec.Home, spec.Home,
 		"--bind", spec.TmpDir, spec.TmpDir,
-		"--ro-bind", spec.Workspace, spec.Workspace,
-		"--chdir", spec.Workspace)
+		"--ro-bind", spec.Workspace, spec.Workspace)
+	args = append(args, finalArgs()...)
+	args = append(args, "--chdir", spec.Workspace)
 	return append(args, agentWrapper(spec.Argv)...)
 }
-
-// agentUID is the uid a root runner's agent runs as inside its user
-// namespace (nobody); it maps to the runner's own uid outside, so the
-// private HOME it writes stays the runner's.
-const agentUID = 65534
 
 // agentTmpfsMB caps the jail's own /tmp and /dev/shm (the agent's TMPDIR
 // is the private directory, not these).

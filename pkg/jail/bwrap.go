@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -91,8 +92,9 @@ func runProbe(bin string) probeResult {
 		disableUserns: bytes.Contains(help, []byte("--disable-userns")),
 		size:          bytes.Contains(help, []byte("--size")),
 	}
-	args := append(baseArgs(f), systemArgs()...)
+	args := append(baseArgs(f, os.Geteuid()), systemArgs()...)
 	args = append(args, volatileArgs(f, 1)...)
+	args = append(args, finalArgs()...)
 	args = append(args, shell, "-c", ":")
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
@@ -147,16 +149,24 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return refuse(NameBwrap, err.Error()), nil
 	}
-	ex, err := computeExposure(p.pathDirs, p.realHome, spec.Sandbox, b.opts.ExtraReadOnly)
+	ex, err := computeExposureWith(p.pathDirs, b.opts.ExtraReadOnly,
+		newExposureGuard(p.realHome, spec.Sandbox, tempRoot(b.opts), os.Getenv))
 	if err != nil {
 		return Result{}, err
 	}
-	defer removeCreatedMountPoints(p.protected)
+	cleanup := func() { removeCreatedMountPoints(spec.Sandbox, p.protected) }
+	defer cleanup() // also when execute fails before the step ran
 	return execute(ctx, p, b.opts, func(rd *runDir) (launch, error) {
+		overlays, err := writeGitConfigOverlays(p.gitConfigs, rd)
+		if err != nil {
+			return launch{}, err
+		}
 		return launch{
-			backend: NameBwrap,
-			argv:    append([]string{bin}, bwrapArgs(p, rd, f, ex)...),
-			notes:   ex.notes,
+			backend:      NameBwrap,
+			argv:         append([]string{bin}, bwrapArgs(p, rd, f, ex, overlays)...),
+			notes:        ex.notes,
+			pidNamespace: true,
+			after:        cleanup,
 		}, nil
 	})
 }
@@ -173,15 +183,27 @@ func settle(p *prepared, err error, backend string) (Result, bool, error) {
 	return Result{}, true, err
 }
 
+// jailUID and jailGID are the ids a root runner's jailed code runs as
+// inside its user namespace (nobody/nogroup on Debian and Ubuntu). They map
+// to the runner's own ids outside: see the package doc for what that does
+// and does not change.
+const jailUID, jailGID = 65534, 65534
+
 // baseArgs isolate: every namespace (network included, so only a private
-// loopback exists), no capabilities, a new session (no TIOCSTI into the
-// caller's terminal), and death with the caller.
-func baseArgs(f bwrapFeatures) []string {
-	args := []string{"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"}
+// loopback exists), always a user namespace (so capabilities are those of a
+// namespace that owns nothing of the host, and, when the runner is root, an
+// unprivileged uid inside), no capabilities, no nested user namespaces where
+// bwrap can forbid them, a new session (no TIOCSTI into the caller's
+// terminal), and death with the caller.
+func baseArgs(f bwrapFeatures, euid int) []string {
+	args := []string{"--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--cap-drop", "ALL"}
 	if f.disableUserns {
-		// --unshare-all only tries a user namespace; require it so nested
-		// user namespaces (kernel attack surface) can be disabled.
-		args = append(args, "--unshare-user", "--disable-userns")
+		// No nested user namespace: it would hand the jailed code a fresh
+		// set of capabilities over new namespaces (kernel attack surface).
+		args = append(args, "--disable-userns")
+	}
+	if euid == 0 {
+		args = append(args, "--uid", strconv.Itoa(jailUID), "--gid", strconv.Itoa(jailGID))
 	}
 	return args
 }
@@ -208,8 +230,13 @@ func systemArgs() []string {
 // process's environ), a minimal /dev, and fresh tmpfs /tmp and /dev/shm.
 // tmpfs pages are not resident memory of any process, so the RSS watchdog
 // cannot see them: their size is capped instead (when bwrap supports it).
+// /proc is then remounted read-only as a whole: /proc/sys (kernel.core_pattern
+// and every other global knob), /proc/sysrq-trigger and the rest write to the
+// host kernel, and a root runner's jailed uid maps to host uid 0, which is
+// what most of them check. /dev is read-only too (its nodes stay usable);
+// /dev/shm is its own capped tmpfs.
 func volatileArgs(f bwrapFeatures, sizeMB int) []string {
-	args := []string{"--proc", "/proc", "--dev", "/dev"}
+	args := []string{"--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev"}
 	for _, t := range []string{"/tmp", "/dev/shm"} {
 		args = append(args, "--perms", "1777")
 		if f.size {
@@ -217,15 +244,22 @@ func volatileArgs(f bwrapFeatures, sizeMB int) []string {
 		}
 		args = append(args, "--tmpfs", t)
 	}
-	return args
+	return append(args, "--remount-ro", "/dev")
+}
+
+// finalArgs come after every mount: the jail's own root (a tmpfs bwrap
+// builds, holding the mount points) becomes read-only, so nothing can be
+// written outside the sandbox, the private directories and the capped tmpfs.
+func finalArgs() []string {
+	return []string{"--remount-ro", "/"}
 }
 
 // bwrapArgs builds the whole command line after the binary. Order matters:
 // later mounts cover earlier ones, so tmpfs /tmp comes before anything bound
 // below /tmp, the sandbox comes after the read-only toolchains, and the
 // protected paths come last, over the read-write sandbox.
-func bwrapArgs(p *prepared, rd *runDir, f bwrapFeatures, ex exposure) []string {
-	args := baseArgs(f)
+func bwrapArgs(p *prepared, rd *runDir, f bwrapFeatures, ex exposure, overlays []overlay) []string {
+	args := baseArgs(f, os.Geteuid())
 	args = append(args, systemArgs()...)
 	args = append(args, volatileArgs(f, p.limits.FileSizeMB)...)
 	for _, m := range existingEtcMasks() {
@@ -251,8 +285,34 @@ func bwrapArgs(p *prepared, rd *runDir, f bwrapFeatures, ex exposure) []string {
 			args = append(args, "--ro-bind", rd.emptyDir, pr.path)
 		}
 	}
+	// Git configs that hold credentials read through a sanitized copy
+	// (over the read-only .git binds above).
+	for _, o := range overlays {
+		args = append(args, "--ro-bind", o.src, o.dst)
+	}
+	args = append(args, finalArgs()...)
 	args = append(args, "--chdir", p.spec.Sandbox)
-	return append(args, limitedArgv(p.limits, p.spec.Script)...)
+	return append(args, preludeArgv(p.limits, p.spec.Script, rd.nproc)...)
+}
+
+// overlay is a file bound read-only over another inside the jail.
+type overlay struct{ src, dst string }
+
+// writeGitConfigOverlays writes the sanitized copy of every git config that
+// needs one into the run directory.
+func writeGitConfigOverlays(cfgs []gitConfigFile, rd *runDir) ([]overlay, error) {
+	var out []overlay
+	for i, g := range cfgs {
+		if !g.needsOverlay() {
+			continue
+		}
+		src := filepath.Join(rd.root, "gitconfig-"+strconv.Itoa(i))
+		if err := os.WriteFile(src, g.clean, 0o444); err != nil {
+			return nil, fmt.Errorf("jail: sanitized git config: %w", err)
+		}
+		out = append(out, overlay{src: src, dst: g.path})
+	}
+	return out, nil
 }
 
 // maskArgs hide path behind an empty read-only file or directory.
@@ -265,22 +325,4 @@ func maskArgs(path string, rd *runDir) []string {
 		return []string{"--ro-bind", rd.emptyDir, path}
 	}
 	return []string{"--ro-bind", rd.emptyFile, path}
-}
-
-// removeCreatedMountPoints removes the directories bwrap created in the
-// sandbox as mount points for absent protected paths, deepest first, when
-// they are still empty directories.
-func removeCreatedMountPoints(prs []protected) {
-	for _, pr := range prs {
-		for i := len(pr.created) - 1; i >= 0; i-- {
-			d := pr.created[i]
-			fi, err := os.Lstat(d)
-			if err != nil || !fi.IsDir() {
-				break
-			}
-			if os.Remove(d) != nil {
-				break // not empty: the jailed code legitimately created files beside it
-			}
-		}
-	}
 }

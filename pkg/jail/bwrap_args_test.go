@@ -3,6 +3,7 @@ package jail
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -59,7 +60,9 @@ func buildTestArgs(t *testing.T, f bwrapFeatures, mutate func(*Spec)) argsFixtur
 	t.Cleanup(af.rd.remove)
 	af.ex, err = computeExposure(af.p.pathDirs, af.home, af.sb, nil)
 	require.NoError(t, err)
-	af.args = bwrapArgs(af.p, af.rd, f, af.ex)
+	overlays, err := writeGitConfigOverlays(af.p.gitConfigs, af.rd)
+	require.NoError(t, err)
+	af.args = bwrapArgs(af.p, af.rd, f, af.ex, overlays)
 	return af
 }
 
@@ -67,8 +70,9 @@ func TestBwrapArgsIsolation(t *testing.T) {
 	af := buildTestArgs(t, bwrapFeatures{disableUserns: true, size: true}, nil)
 	a := af.args
 	for _, seq := range [][]string{
-		{"--unshare-all"}, {"--unshare-user", "--disable-userns"}, {"--die-with-parent"},
-		{"--new-session"}, {"--cap-drop", "ALL"}, {"--proc", "/proc"}, {"--dev", "/dev"},
+		{"--unshare-all", "--unshare-user"}, {"--disable-userns"}, {"--die-with-parent"},
+		{"--new-session"}, {"--cap-drop", "ALL"}, {"--proc", "/proc", "--remount-ro", "/proc"}, {"--dev", "/dev"},
+		{"--remount-ro", "/dev"}, {"--remount-ro", "/"},
 		{"--ro-bind", "/usr", "/usr"}, {"--ro-bind", "/etc", "/etc"}, {"--chdir", af.sb},
 	} {
 		assert.NotEqual(t, -1, argIndex(a, seq...), "missing %v", seq)
@@ -113,6 +117,33 @@ func TestBwrapArgsOrder(t *testing.T) {
 	assert.NotEqual(t, -1, argIndex(a, "--perms", "1777"))
 }
 
+// TestBwrapArgsUnprivilegedInside: a root runner's jailed code runs as
+// the unprivileged jail uid in its own user namespace; another runner keeps
+// its own uid (bwrap maps it).
+func TestBwrapArgsUnprivilegedInside(t *testing.T) {
+	root := baseArgs(bwrapFeatures{}, 0)
+	assert.NotEqual(t, -1, argIndex(root, "--uid", "65534", "--gid", "65534"))
+	assert.NotEqual(t, -1, argIndex(root, "--unshare-user"), "a user namespace even without --disable-userns")
+	user := baseArgs(bwrapFeatures{}, 1001)
+	assert.Equal(t, -1, argIndex(user, "--uid"))
+	assert.NotEqual(t, -1, argIndex(user, "--unshare-user"))
+}
+
+// TestBwrapArgsReadOnlyRootIsLast: the jail's root becomes read-only after
+// every mount point exists, and /dev after /dev/shm is mounted below it.
+func TestBwrapArgsReadOnlyRootIsLast(t *testing.T) {
+	a := buildTestArgs(t, bwrapFeatures{size: true}, nil).args
+	ro := argIndex(a, "--remount-ro", "/")
+	require.NotEqual(t, -1, ro)
+	for i := ro + 2; i < len(a); i++ {
+		switch a[i] {
+		case "--bind", "--ro-bind", "--tmpfs", "--dir", "--symlink", "--proc", "--dev":
+			t.Fatalf("%s after --remount-ro /", a[i])
+		}
+	}
+	assert.Less(t, argIndex(a, "--tmpfs", "/dev/shm"), argIndex(a, "--remount-ro", "/dev"))
+}
+
 func TestBwrapArgsWithoutNewerFeatures(t *testing.T) {
 	af := buildTestArgs(t, bwrapFeatures{}, nil)
 	assert.Equal(t, -1, argIndex(af.args, "--disable-userns"))
@@ -141,31 +172,98 @@ func TestBwrapArgsEtcMasks(t *testing.T) {
 	}
 }
 
-func TestToolchainRoot(t *testing.T) {
+// TestExposureTreeFor: a PATH directory exposes its prefix (bin, sbin,
+// shims) or itself — never the first directory below the home, never a
+// tree holding the home, a credential location, or the runner's own
+// directories.
+func TestExposureTreeFor(t *testing.T) {
 	h := "/home/runner"
+	g := exposureGuard{home: h, sensitive: []string{h + "/actions-runner/_work", h + "/actions-runner/_work/_temp", h + "/actions-runner"}}
 	cases := map[string]string{
 		h + "/.pyenv/shims":                          h + "/.pyenv",
-		h + "/.pyenv/plugins/pyenv-virtualenv/shims": h + "/.pyenv",
+		h + "/.pyenv/plugins/pyenv-virtualenv/shims": h + "/.pyenv/plugins/pyenv-virtualenv",
 		h + "/go/bin":                                h + "/go",
 		h + "/.cargo/bin":                            h + "/.cargo",
-		h + "/.nvm/versions/node/v20.1.0/bin":        h + "/.nvm",
+		h + "/.nvm/versions/node/v20.1.0/bin":        h + "/.nvm/versions/node/v20.1.0",
 		h + "/.local/bin":                            h + "/.local/bin",
-		h + "/.config/composer/vendor/bin":           h + "/.config/composer",
+		h + "/.config/composer/vendor/bin":           h + "/.config/composer/vendor",
+		h + "/.dotnet/tools":                         h + "/.dotnet/tools",
+		h + "/bin":                                   h + "/bin", // its prefix is the home
 		h + "/.local":                                "",
 		h:                                            "",
 		h + "/.ssh/bin":                              "",
 		h + "/.docker/cli-plugins":                   "",
-		"/home/linuxbrew/.linuxbrew/bin":             "/home/linuxbrew/.linuxbrew",
-		"/opt/hostedtoolcache/Python/3.12.1/x64/bin": "/opt/hostedtoolcache/Python/3.12.1/x64",
+		// A self-hosted runner: the tool cache is fine, the runner's own
+		// directories never.
+		h + "/actions-runner/_work/_tool/Python/3.12.1/x64/bin": h + "/actions-runner/_work/_tool/Python/3.12.1/x64",
+		h + "/actions-runner/_work/_temp/tool/bin":              h + "/actions-runner/_work/_temp/tool",
+		h + "/actions-runner/bin":                               h + "/actions-runner/bin",
+		h + "/actions-runner/_work/_temp":                       "",
+		h + "/actions-runner/_work":                             "",
+		"/home/linuxbrew/.linuxbrew/bin":                        "/home/linuxbrew/.linuxbrew",
+		"/opt/hostedtoolcache/Python/3.12.1/x64/bin":            "/opt/hostedtoolcache/Python/3.12.1/x64",
 		"/snap/bin":                      "/snap",
-		"/home/bin":                      "", // its prefix /home contains the real home
+		"/home/bin":                      "/home/bin", // its prefix /home contains the home
 		"/run/current-system/sw/bin":     "",
-		"/bin":                           "",
 		"/nix/store/abc-python-3.12/bin": "/nix/store/abc-python-3.12",
 	}
 	for dir, want := range cases {
-		assert.Equal(t, want, toolchainRoot(dir, h), dir)
+		got, why := g.treeFor(dir)
+		assert.Equal(t, want, got, "%s (%s)", dir, why)
+		if want == "" {
+			assert.NotEmpty(t, why, dir)
+		}
 	}
+}
+
+// TestExposureGuardFromRunnerEnvironment: the runner's directories come
+// from its environment and its installation is found by its credential
+// files.
+func TestExposureGuardFromRunnerEnvironment(t *testing.T) {
+	home := resolvedTempDir(t)
+	runner := filepath.Join(home, "actions-runner")
+	writeFile(t, filepath.Join(runner, ".credentials"), "{}", 0o600)
+	writeFile(t, filepath.Join(runner, "bin", "Runner.Listener"), "", 0o755)
+	temp := filepath.Join(runner, "_work", "_temp")
+	writeFile(t, filepath.Join(temp, "_runner_file_commands", "set_env_x"), "", 0o600)
+	tool := filepath.Join(runner, "_work", "_tool", "go", "1.22", "x64", "bin")
+	writeFile(t, filepath.Join(tool, "go"), "", 0o755)
+	writeFile(t, filepath.Join(temp, "mytool", "bin", "t"), "", 0o755)
+	env := map[string]string{"RUNNER_TEMP": temp, "GITHUB_ENV": filepath.Join(temp, "_runner_file_commands", "set_env_x")}
+	g := newExposureGuard(home, resolvedTempDir(t), "", func(k string) string { return env[k] })
+	ex, err := computeExposureWith([]string{tool, filepath.Join(temp, "mytool", "bin"), filepath.Join(runner, "bin"), temp}, nil, g)
+	require.NoError(t, err)
+	assert.Equal(t, sortedCopy([]string{filepath.Join(runner, "_work", "_tool", "go", "1.22", "x64"), filepath.Join(runner, "bin"),
+		filepath.Join(temp, "mytool")}), ex.roots)
+	require.Len(t, ex.notes, 1)
+	assert.Contains(t, ex.notes[0], temp)
+	for _, r := range ex.roots {
+		assert.False(t, within(filepath.Join(runner, ".credentials"), r), "%s exposes the runner's credentials", r)
+	}
+}
+
+// TestExposureFollowsWhatProgramsNeed: a symlink into a venv (pipx) and a
+// script's interpreter are exposed by the same rules; their siblings not.
+func TestExposureFollowsWhatProgramsNeed(t *testing.T) {
+	home := resolvedTempDir(t)
+	venv := filepath.Join(home, ".local", "share", "pipx", "venvs", "black")
+	writeFile(t, filepath.Join(venv, "bin", "black"), "#!/bin/sh\n", 0o755)
+	writeFile(t, filepath.Join(home, ".local", "share", "other", "secret"), "x", 0o600)
+	bin := filepath.Join(home, ".local", "bin")
+	mustMkdir(t, bin)
+	require.NoError(t, os.Symlink(filepath.Join(venv, "bin", "black"), filepath.Join(bin, "black")))
+	interp := filepath.Join(home, ".pyenv", "versions", "3.12", "bin")
+	writeFile(t, filepath.Join(interp, "python3.12"), "", 0o755)
+	writeFile(t, filepath.Join(bin, "tool"), "#!"+filepath.Join(interp, "python3.12")+" -E\nprint(1)\n", 0o755)
+	ex, err := computeExposure([]string{bin}, home, resolvedTempDir(t), nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{bin, venv, filepath.Join(home, ".pyenv", "versions", "3.12")}, sortedCopy(ex.roots))
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
 }
 
 func TestComputeExposureExtraReadOnly(t *testing.T) {

@@ -6,7 +6,8 @@
 // when neither can really confine. This comment is the package's contract;
 // the live tests in this directory (live_test.go and friends) prove each
 // claim marked "tested" against the real sandbox, each with a positive
-// control that shows the same probe succeeding unjailed.
+// control that shows the same probe succeeding unjailed (or under a looser
+// cap). On Linux they run as root and again as an unprivileged account.
 //
 // # Selection
 //
@@ -30,77 +31,193 @@
 //     the sandbox, and on Linux an abstract Unix socket). A Unix socket that a
 //     host process creates INSIDE the sandbox directory is reachable: the
 //     sandbox is shared with the host by design.
-//   - Writes confined to the sandbox and a private TMPDIR created per run
-//     outside the sandbox and removed afterwards (tested: /tmp, the real
-//     HOME, a read-only toolchain, through a symlink in the sandbox, from a
-//     grandchild). Spec.Protected paths inside the sandbox stay read-only,
-//     also against code (tested: .git/hooks/pre-commit written from Python,
-//     mv/rm of .git, a hard link to .git/config). An absent protected path
-//     cannot be created (tested: a later `git init` would otherwise run a
-//     planted hook on the host); on Linux its mount point is removed after the
-//     run when still empty. A protected path that is, or lies below, a
-//     symlink is refused (no-jail): the jail can neither pin a name that lives
-//     in a writable directory nor bind through a link (tested).
+//   - Writes confined to the sandbox and a private TMPDIR and HOME created
+//     per run outside the sandbox and removed afterwards (tested: /tmp, the
+//     real HOME, a read-only toolchain, through a symlink in the sandbox,
+//     from a grandchild; on Linux also the jail's own root, /dev, /usr,
+//     /etc). The run's leftovers are removed without following any symlink
+//     the step planted (tested).
+//   - The protected set: every entry named .git at any depth of the sandbox
+//     (directories, gitdir files and links, found by a walk that follows no
+//     symlink, plus the in-sandbox gitdir a .git file or link points to),
+//     .github/workflows and .github/actions (always), and Spec.Protected.
+//     Where the backend can, they are read-only in the jail, also when
+//     absent (tested: hooks, core.fsmonitor and core.hooksPath written into
+//     the top, a nested and a submodule's .git; mv/rm of .git; a hard link
+//     to .git/config; a later `git init` planting hooks). A Spec.Protected
+//     or built-in path that is, or lies below, a symlink is refused
+//     (no-jail, tested); a discovered .git below one is left to the
+//     tripwire. AND, whatever the backend ("none" included), the runner
+//     snapshots the protected set before the step and compares it after
+//     (the tripwire): type, mode, owner, size, links, mtime, ctime, inode,
+//     a symlink's target and the sha256 of files up to 64 KiB (git's
+//     object files by stat only), and the identity (device, inode) of every
+//     directory between the sandbox and each protected path. Any difference
+//     — a new nested .git or gitdir file, a parent renamed away and
+//     recreated (.github, the parent of a protected extra, of a submodule,
+//     of an absent protected path), a changed config — lists the path in
+//     Result.Tampered and Reason; the caller must not let such a step pass
+//     (tested: thirteen attacks blocked or reported in the jail, all
+//     reported through "none", ordinary work beside them not reported). A
+//     directory the step made unreadable counts as tampered (a .git could
+//     hide in it). Cost: two walks of the sandbox's directories per step
+//     (BenchmarkTripwire).
 //   - Secrets stay out: the environment is rebuilt from an allowlist — PATH
 //     (Spec.PATH), HOME (an empty private directory), TMPDIR, LANG, LC_*,
-//     TERM, Spec.Env, and DEPONENT_JAIL_RUN (a random per-run token, not a
-//     secret, used by the process sweep). Everything else of the caller —
-//     GITHUB_TOKEN, ACTIONS_*, cloud keys — is never passed (tested, with a
-//     plain exec as the control that shows them leaking). The real home's
-//     credential locations (.ssh, .aws, .config/gh, .config/gcloud, .docker,
-//     .netrc, .git-credentials, .gnupg, .kube, .npmrc, .pypirc,
-//     .cargo/credentials.toml, Library/Keychains, ... see credentialPaths) are
-//     unreadable (tested), and other processes' environments cannot be read
-//     nor the processes signalled (tested).
-//   - Bounded: RLIMIT_CPU (default 60 s; soft limit → SIGXCPU, reported
-//     "cpu>60s"; hard limit one second later → SIGKILL), RLIMIT_FSIZE
-//     (default 256 MiB, reported "fsize>256MB"), resident memory summed over
-//     the whole process tree and polled (default 2048 MiB, reported
-//     "memory>2048MB"; shared pages count once per process, which errs on
-//     the safe side), and wall clock (default 90 s, reported
-//     "wallclock>90s"); all tested. The rlimits are applied by a /bin/sh
-//     prelude inside the jail that then execs `/bin/sh -c Script`, so they
-//     hold for every process the script starts. MB means MiB throughout.
+//     TERM, PYTHONDONTWRITEBYTECODE=1 (below), Spec.Env, and
+//     DEPONENT_JAIL_RUN (a random per-run token, not a secret, used by the
+//     process sweep). Everything else of the caller — GITHUB_TOKEN,
+//     ACTIONS_*, cloud keys — is never passed (tested, with a plain exec as
+//     the control that shows them leaking). The real home's credential
+//     stores (.ssh, .aws, .config/gh, .netrc, .git-credentials, .npmrc,
+//     .pypirc, cargo's credentials, docker, kube, cloud CLIs, agents' keys,
+//     ... see credentialPaths) are unreadable, and configuration files that
+//     may carry a token beside settings (cargo's config.toml, pip.conf, ...
+//     see credentialConfigs) are hidden when they do (tested); other
+//     processes' environments cannot be read nor the processes signalled
+//     (tested). FindCredentials lists the credentials a sandbox itself holds
+//     (git configs, .git-credentials, .npmrc tokens, ...) and FindHardLinks
+//     its multiply-linked files, for the caller to warn about.
+//   - PYTHONDONTWRITEBYTECODE=1 by default (Spec.Env may set it otherwise):
+//     Python validates a .pyc by the source's whole-second mtime and size, so
+//     a same-size edit within the same second as an earlier run kept running
+//     stale bytecode, and __pycache__ directories nobody wrote filled the
+//     workspace (tested). Steps import from source instead.
+//   - Bounded (MB means MiB; Limits, defaults in DefaultLimits):
+//   - CPUSeconds (60) per process. On Linux the watchdog reads every
+//     process's CPU time and kills at the limit itself, RLIMIT_CPU standing
+//     2 s above as a backstop; elsewhere RLIMIT_CPU's SIGXCPU and, one
+//     second later, SIGKILL. Reported "cpu>60s", also when the program
+//     ignores or handles SIGXCPU (tested).
+//   - FileSizeMB (256) per file, RLIMIT_FSIZE one 512-byte block above the
+//     cap, so a file may be exactly FileSizeMB and one that grows past it
+//     is the sign of a write the cap stopped. Reported "fsize>256MB" on
+//     SIGXFSZ, and also when the program ignores SIGXFSZ (Python does): a
+//     file seen open past the cap during the step, a new file past it after
+//     the step, or output past it (tested).
+//   - MemoryMB (2048) for the whole step: a cgroup's memory limit where one
+//     can be made — the kernel then counts anonymous memory, memfd, SysV
+//     and POSIX shared memory, tmpfs files and page cache, and kills at the
+//     limit — else resident memory summed over the process tree and polled.
+//     Result.MemoryGuard says which ("cgroup" | "rss-poll", and Reason why
+//     not a cgroup). Reported "memory>2048MB" (tested: 240 MiB of memfd,
+//     SysV and tmpfs memory under a 120 MiB cap, the 600 MiB control
+//     completes).
+//   - Tasks (1024) processes and threads at once: cgroup pids.max, else
+//     RLIMIT_NPROC of the bwrap jail's own user namespace (unprivileged
+//     runners), else counted every poll. Result.TaskGuard says which
+//     ("cgroup" | "rlimit" | "poll"). Reported "pids>1024" (tested with a
+//     cgroup and with polling alone).
+//   - DiskMB (4096): the growth of the used space of the filesystems
+//     holding the sandbox and the private TMPDIR/HOME, polled every 10 ms
+//     and checked after the step. Reported "disk>4096MB", also when the
+//     step ended by itself over the cap (tested with fallocate). The jail's
+//     own tmpfs (/tmp, /dev/shm) are capped by size instead, FileSizeMB
+//     each.
+//   - WallClock (90 s) for the step, reported "wallclock>90s" (tested).
+//     The rlimits are applied by a /bin/sh prelude inside the jail that
+//     then execs `/bin/sh -c Script`, so they hold for every process the
+//     script starts.
+//   - Whenever a cap named the kill, ExitCode is -1 and Reason gives the
+//     command's own exit status when it had one.
 //   - No process outlives its step: children, grandchildren, setsid and
 //     double-forked daemons are gone when Run returns, however it ends
 //     (tested, with a plain run as the control that leaves them behind).
+//     With a cgroup the step's processes are listed and killed through it;
+//     without, through the process group, the tree and the run token.
 //   - Output goes to a file, never a pipe, so a chatty child cannot stall
 //     the watchdog; RLIMIT_FSIZE caps it too. The Result carries the exit
 //     code, a bounded tail (Spec.TailBytes, default 64 KiB), the sha256 and
-//     size of the full output (tested).
+//     size of the full output (tested). Spec.OutputFile keeps the full
+//     output after the run (outside the sandbox; copied, checked against
+//     the sha256, synced and renamed into place; none when nothing ran),
+//     and Spec.Live receives it while the step runs, read from the file
+//     (never a pipe), at most Spec.LiveBytes (1 MiB by default) with a note
+//     when cut (tested: the step waits for a file the test creates only
+//     once output arrived live).
 //   - Fail closed: no usable backend, a protected path the jail cannot
-//     hold, or a jail that could not be set up for this run (the rlimit
-//     prelude never reached the script) all give Killed "no-jail",
-//     ExitCode -1 and the reason; the script did not run (tested).
+//     hold, a protected set too large or unreadable to snapshot, or a jail
+//     that could not be set up for this run (the rlimit prelude never
+//     reached the script) all give Killed "no-jail", ExitCode -1 and the
+//     reason; the script did not run (tested). A step that cannot be
+//     watched (its cgroup or the process table unreadable) is killed
+//     ("watchdog").
 //
 // # Linux: bubblewrap
 //
-// The command line (see bwrapArgs) is, in order: --unshare-all (user, ipc,
-// pid, net, uts, cgroup; plus --unshare-user --disable-userns where bwrap
-// supports it, so no nested user namespaces), --die-with-parent,
-// --new-session (no TIOCSTI into the caller's terminal), --cap-drop ALL;
-// read-only binds of /usr, /etc, /opt and the non-symlink ones of /bin,
-// /sbin, /lib* (symlinks of merged-/usr systems are recreated); --proc /proc
-// of the new pid namespace (other processes invisible); --dev /dev (null,
-// zero, full, random, urandom, tty, pts); tmpfs /tmp and /dev/shm (mode 1777,
-// size-capped at FileSizeMB where bwrap supports --size); empty read-only
-// files/directories over secrets in /etc (shadow, gshadow, sudoers,
-// ssl/private, ssh host keys, NetworkManager/wpa/netplan secrets, ...: a root
-// runner's jail is uid 0 and dropping capabilities does not change file
-// ownership); read-only binds of the toolchain roots of PATH entries that are
-// not under the system dirs (under the real HOME the first directory below
-// it, e.g. ~/.pyenv for ~/.pyenv/shims, ~/go for ~/go/bin, ~/.local/bin for
-// itself; elsewhere the prefix of a bin dir, e.g. /home/linuxbrew/.linuxbrew)
-// plus Options.ExtraReadOnly, with the credential locations inside them
-// masked; read-write binds of the private TMPDIR and HOME and of the
-// sandbox; read-only re-binds of the protected paths (an empty read-only
-// directory over absent ones); --chdir to the sandbox. Nothing else of the
-// host exists in the jail: no /run, /var, /home, /root, /sys, /srv, /mnt,
-// no host socket anywhere. The real HOME itself is never bound; an
-// exposed toolchain's programs keep working (tested with the pyenv shim,
-// which sets PYENV_ROOT itself). Tools that locate their data through HOME
-// need it named by policy: e.g. rustup's proxies want RUSTUP_HOME in
-// Spec.Env and the directory in Options.ExtraReadOnly.
+// The command line (see bwrapArgs) is, in order: --unshare-all and
+// --unshare-user (user, ipc, pid, net, uts, cgroup namespaces; a user
+// namespace always, also for a root runner), --disable-userns where bwrap
+// supports it (no nested user namespaces), --uid 65534 --gid 65534 when the
+// runner is root, --die-with-parent, --new-session (no TIOCSTI into the
+// caller's terminal), --cap-drop ALL; read-only binds of /usr, /etc, /opt
+// and the non-symlink ones of /bin, /sbin, /lib* (symlinks of merged-/usr
+// systems are recreated); --proc /proc of the new pid namespace (other
+// processes invisible), then remounted read-only as a whole; --dev /dev
+// (null, zero, full, random, urandom, tty, pts), tmpfs /tmp and /dev/shm
+// (mode 1777, size-capped at FileSizeMB where bwrap supports --size), then
+// /dev read-only; empty read-only files/directories over secrets in /etc
+// (shadow, gshadow, sudoers, ssl/private, ssh host keys,
+// NetworkManager/wpa/netplan secrets, ...); read-only binds of the trees the
+// PATH needs (below) plus Options.ExtraReadOnly, with the credential
+// locations inside them masked; read-write binds of the private TMPDIR and
+// HOME and of the sandbox; read-only re-binds of the protected set (an
+// empty read-only directory over absent paths, whose mount points are
+// removed after the run when still empty); the sanitized copies of git
+// configs (below); and last, the jail's own root remounted read-only;
+// --chdir to the sandbox. Nothing else of the host exists in the jail: no
+// /run, /var, /home, /root, /sys, /srv, /mnt, no host socket anywhere.
+//
+// No host root: jailed code holds no capability, in a user namespace that
+// owns nothing of the host, and a root runner's code runs as uid 65534
+// there. The kernel still maps that uid to the runner's own (0) for
+// ownership checks, so everything that checks the uid rather than a
+// capability is read-only or absent in the jail: /proc as a whole
+// (kernel.core_pattern and every /proc/sys knob, sysrq-trigger), /sys, /dev,
+// the jail's root, the system trees (tested: every host /proc file opened
+// for writing and four knobs written back unchanged, with root unjailed as
+// the control; uid 65534 and no capabilities inside).
+//
+// What the PATH needs (exposure.go): each PATH directory outside the
+// system trees exposes its prefix (the parent of a bin, sbin or shims
+// directory: a toolchain's lib and share, pyenv's tree for its shims) or,
+// when the prefix may not be exposed, the directory alone — never its
+// siblings — plus, by the same rules, where its programs lead: the targets
+// of its symlinks (pipx and poetry venvs) and the interpreters of its
+// scripts. Never exposed: the home or anything holding it, a home container
+// (~/.local, ~/.config, ~/.cache) as a whole, a credential location, the
+// sandbox, the jail's private directories, and the runner's own
+// directories — RUNNER_TEMP (the file-command files), its parent work
+// directory (every job's checkout), RUNNER_WORKSPACE, GITHUB_WORKSPACE, the
+// directories of GITHUB_ENV and its kind, and any directory holding a
+// runner's .runner or .credentials (tested with a self-hosted runner's
+// layout: the tool-cache and RUNNER_TEMP tools run, the runner's
+// credentials, file commands and other checkouts stay unreadable; the pyenv
+// shim works). Tools that locate their data through HOME need it named by
+// policy: e.g. rustup's proxies want RUSTUP_HOME in Spec.Env and the
+// directory in Options.ExtraReadOnly.
+//
+// Git configs: every config (and config.worktree) of every git directory in
+// the sandbox — top, nested, submodule gitdirs, worktrees — is parsed; one
+// holding credentials (credential.*, http.*.extraheader, secret-named keys,
+// Authorization values, the user part of URLs in values and section names)
+// reads through a sanitized copy bound read-only over it, its other lines
+// kept byte for byte; one that cannot be parsed is hidden whole (tested:
+// checkout's extraheader, a credential helper, a token in a nested remote
+// URL; git still reads the rest). The files on the host are untouched.
+//
+// Cgroups: with Options.Cgroup empty, a root runner gets a cgroup per step —
+// v2 under <mount>/deponent-jail (memory and pids delegated), the launcher
+// cloned straight into it (CLONE_INTO_CGROUP); on a hybrid host, v1 memory
+// and pids cgroups under the caller's own, entered by the thread that
+// starts the step (which then returns; tested); memory.max (+ swap 0,
+// oom.group), pids.max. Options.Cgroup may name a cgroup v2 directory
+// delegated to an unprivileged caller (on GitHub's hosted runners, prepared
+// with sudo: the directory and its cgroup.procs and cgroup.subtree_control
+// owned by the runner user, and the caller's own process moved into a leaf
+// below it, since the kernel moves a process only within a subtree the
+// mover may write). "off" never makes one (a named relaxation). The cgroup
+// is removed after the step.
 //
 // Works as root (CI) and as an unprivileged user (GitHub's `runner`; tested by
 // re-running the live tests as an unprivileged account via runuser). Hard
@@ -194,17 +311,47 @@
 //     records.
 //   - The sandbox itself: anything the host later executes from it (build
 //     scripts, unprotected dotfiles) is the gate's and the policy's concern.
-//   - Polling windows: memory is sampled every Options.PollInterval (100 ms
-//     by default), so a fast allocator can overshoot the cap by what it
-//     allocates in one interval. tmpfs pages (/tmp, /dev/shm) are not any
-//     process's resident memory: they are capped by size instead, one
-//     FileSizeMB each. Disk use in the sandbox and TMPDIR is capped per file
-//     (RLIMIT_FSIZE), not in total.
-//   - RLIMIT_CPU is per process: a tree of processes can use N seconds each;
-//     the wall clock bounds the total. Forks are not capped (RLIMIT_NPROC is
-//     per user; the seed rejects it) — wall clock, memory and, on Linux, the
-//     pid namespace bound fork bombs. A program that exits by itself with
-//     status 152 or 153 is reported as a CPU or file-size kill.
+//     Credentials the sandbox holds are readable by the step: git configs
+//     read sanitized in the bwrap jail only (not through "none" or
+//     Seatbelt), files a git config includes are not sanitized, and a
+//     token file placed in the workspace is the workspace's. FindCredentials
+//     finds the common ones for the caller to warn about.
+//   - Hard links placed in the sandbox before the run (a pnpm or other
+//     content-addressed store, a `cp -l` checkout) let a step edit the
+//     linked file in place, and so change every other name of it wherever
+//     that lies: the jail confines names, not inodes. New links out of a
+//     read-only bind fail (EXDEV); FindHardLinks lists regular files with
+//     more than one link (outside .git, where local clones share objects by
+//     design) for the caller to warn about.
+//   - Polling windows: without a cgroup, memory is sampled every
+//     Options.PollInterval (100 ms by default), so a fast allocator can
+//     overshoot the cap by what it allocates in one interval, and memory in
+//     no process's resident set escapes the count: memfd contents written
+//     but not mapped, detached SysV segments (each file and segment bounded
+//     by FileSizeMB and the IPC namespace only), tmpfs (capped by size,
+//     FileSizeMB each). Tasks are then capped by RLIMIT_NPROC for an
+//     unprivileged runner, which the kernel does not apply to host uid 0:
+//     a root runner without a cgroup (a container with a read-only cgroup
+//     tree) only counts tasks every poll, so a fork bomb can make many
+//     between two polls. Result.MemoryGuard and TaskGuard say when this
+//     applies.
+//   - The disk guard measures the filesystems, not the step: other writers
+//     on them count too (it can trip early, never late), and a burst
+//     between two polls overshoots (fallocate adds gigabytes per second:
+//     the live test's 64 MiB cap stopped a fill after a few hundred MiB).
+//   - A file-size kill is named from evidence: a program that ignores
+//     SIGXFSZ, rewrites an existing file in place past the cap and exits
+//     between two polls is reported by its exit status only (the cap held).
+//   - RLIMIT_CPU and the CPU watchdog are per process: a tree of processes
+//     can use N seconds each; the wall clock bounds the total. A program
+//     that exits by itself with status 152 or 153 is reported as a CPU or
+//     file-size kill.
+//   - The tripwire compares; it does not prevent. A step through "none" or
+//     a backend that cannot hold a path may change it; the change is
+//     reported, and the caller must fail the run. Its cost grows with the
+//     number of directories in the sandbox (two walks per step). A .git
+//     that is a symlink is watched by the tripwire only (its in-sandbox
+//     target is bound read-only).
 //   - macOS has no pid namespace: the sweep (process group, process tree,
 //     every process seen earlier, and the run token in the environment) is
 //     best-effort; a daemon that clears its environment and leaves the tree
@@ -218,6 +365,9 @@
 //     cover case (and the KELVIN SIGN's and LONG S's folds to k and s), not
 //     normalization of non-ASCII protected names; the gate and the runner's
 //     after-step comparison of the protected set remain for those.
+//   - On Linux with a cgroup (a root runner, or a delegated cgroup), "none"
+//     steps are found and killed through the cgroup instead, escaped
+//     daemons included.
 //   - Concurrent runs on the same sandbox with an absent protected path:
 //     the first run to finish removes the empty mount point and the other
 //     run's guard over that name detaches with it. Steps of one sandbox are
@@ -231,8 +381,9 @@
 //     files below it any more).
 //
 // The "none" backend has the rebuilt environment, private TMPDIR/HOME,
-// rlimits, watchdogs, output handling and sweep, and nothing else: no
-// network, write, read or protected-path confinement.
+// rlimits, watchdogs, cgroup (where one can be made), output handling,
+// sweep and tripwire, and nothing else: no network, write, read or
+// protected-path confinement.
 //
 // # The agent jail
 //

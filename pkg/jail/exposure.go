@@ -2,6 +2,8 @@ package jail
 
 import (
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -32,63 +34,226 @@ var etcMasks = []string{
 	"/etc/ssh/ssh_host_*_key", // private host keys (glob)
 }
 
-// credentialPaths are the real home's credential locations, relative to it.
-// The jail never exposes the home itself; these matter when a toolchain root
-// under the home is exposed (e.g. ~/.cargo holds credentials.toml) and on
-// macOS, where reads are allowed by default and these are denied.
+// credentialPaths are the real home's credential locations, relative to it:
+// dedicated stores of the common tools, hidden whole wherever the jail
+// would otherwise show them. The jail never exposes the home itself; these
+// matter when a toolchain root under the home is exposed (e.g. ~/.cargo
+// holds credentials.toml) and on macOS, where reads are allowed by default
+// and these are denied. Configuration files that only may carry a token
+// are in credentialConfigs (credentials.go), hidden when they do.
 var credentialPaths = []string{
-	".ssh", ".aws", ".azure", ".config/gh", ".config/gcloud", ".config/hub", ".config/git/credentials",
-	".config/composer/auth.json", ".docker", ".netrc", ".git-credentials", ".gnupg", ".kube",
-	".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
-	".gem/credentials", ".m2/settings.xml", ".gradle/gradle.properties", ".terraform.d/credentials.tfrc.json",
-	".vault-token", ".boto", ".s3cfg", ".password-store", ".local/share/keyrings",
-	".local/share/python_keyring", ".composer/auth.json", ".nuget/NuGet/NuGet.Config",
-	".oci", ".pgpass", ".my.cnf", ".msmtprc", ".config/op", ".config/rclone", "Library/Keychains",
+	// ssh, gpg, keyrings, password managers
+	".ssh", ".gnupg", ".password-store", ".local/share/keyrings", ".local/share/python_keyring", ".config/op",
+	// git hosts and their CLIs
+	".git-credentials", ".config/git/credentials", ".netrc", "_netrc", ".config/gh", ".config/hub", ".config/glab-cli",
+	".config/github-copilot",
+	// clouds and infrastructure
+	".aws", ".azure", ".config/gcloud", ".oci", ".boto", ".s3cfg", ".kube", ".minikube", ".docker",
+	".config/containers/auth.json", ".terraform.d/credentials.tfrc.json", ".vault-token",
+	".config/doctl", ".config/hcloud", ".fly", ".config/flyctl", ".wrangler", ".config/configstore",
+	".pulumi/credentials.json", ".databrickscfg", ".config/rclone", ".config/sops",
+	// package registries
+	".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc", ".config/pypoetry/auth.toml", ".cargo/credentials",
+	".cargo/credentials.toml", ".gem/credentials", ".bundle/config", ".m2/settings.xml", ".m2/settings-security.xml",
+	".gradle/gradle.properties", ".ivy2/.credentials", ".nuget/NuGet/NuGet.Config", ".config/NuGet/NuGet.Config",
+	".composer/auth.json", ".config/composer/auth.json", ".hex/hex.config", ".config/dart/pub-credentials.json",
+	".pub-cache/credentials.json",
+	// databases and mail
+	".pgpass", ".my.cnf", ".mylogin.cnf", ".dbt/profiles.yml", ".msmtprc",
+	// AI agents' and model hubs' keys
+	".codex", ".claude", ".claude.json", ".config/claude", ".huggingface/token", ".cache/huggingface/token",
+	// macOS
+	"Library/Keychains",
 }
 
 // homeContainers are directories under a home that hold unrelated things;
-// a toolchain in them is exposed one level deeper (~/.local/bin, not ~/.local).
-var homeContainers = map[string]bool{".local": true, ".config": true, "Library": true}
+// one of them is never exposed as a whole (~/.local/bin may be, ~/.local
+// not).
+var homeContainers = map[string]bool{".local": true, ".config": true, "Library": true, ".cache": true}
 
-// toolchainRoot maps a (symlink-resolved) PATH directory to the host tree to
-// expose read-only so the programs in it work. Under the real home it is the
-// first directory below it (~/.pyenv for ~/.pyenv/shims, ~/go for ~/go/bin):
-// toolchains keep their interpreters and libraries beside their bin dirs.
-// Elsewhere it is the prefix (parent of a bin/sbin dir). "" means do not
-// expose (the home itself, anything containing it, credential locations).
-func toolchainRoot(dir, home string) string {
-	if home != "" && within(dir, home) {
-		if dir == home {
-			return ""
+// prefixNames are PATH directory names whose programs live in their
+// parent: bin, sbin (a prefix with lib, share, ...) and shims (pyenv,
+// rbenv, asdf: the shims call back into the tool's own tree).
+var prefixNames = map[string]bool{"bin": true, "sbin": true, "shims": true}
+
+// runnerMarkers are files of a GitHub Actions runner's installation
+// directory (its credentials and registration): a directory holding one is
+// never exposed, nor anything containing it.
+var runnerMarkers = []string{".runner", ".credentials", ".credentials_rsaparams"}
+
+// exposureGuard decides which host trees may be exposed read-only.
+type exposureGuard struct {
+	home    string
+	sandbox string
+	// sensitive are directories that no exposed tree may be or contain:
+	// the sandbox, the jail's own private directories, and the runner's
+	// directories (RUNNER_TEMP with its file-command files, the work
+	// directory with every job's checkout, the workspace, the runner's
+	// installation with its credentials).
+	sensitive []string
+}
+
+// newExposureGuard derives the sensitive directories from the caller's
+// environment (getenv: os.Getenv in production).
+func newExposureGuard(home, sandbox, tempRoot string, getenv func(string) string) exposureGuard {
+	g := exposureGuard{home: home, sandbox: sandbox}
+	add := func(p string) {
+		if p == "" || !filepath.IsAbs(p) {
+			return
 		}
-		parts := strings.Split(strings.TrimPrefix(dir, home+"/"), "/")
-		root := filepath.Join(home, parts[0])
-		if homeContainers[parts[0]] {
-			if len(parts) < 2 {
-				return ""
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		g.sensitive = append(g.sensitive, filepath.Clean(p))
+	}
+	add(sandbox)
+	add(tempRoot)
+	if rt := getenv("RUNNER_TEMP"); rt != "" {
+		add(rt)
+		add(filepath.Dir(rt)) // the work directory: _temp, _actions, every checkout
+		// The installation directory, normally the work directory's parent.
+		for d := filepath.Dir(rt); len(d) > 1; d = filepath.Dir(d) {
+			if hasRunnerMarker(d) {
+				add(d)
+				break
 			}
-			root = filepath.Join(root, parts[1])
+		}
+	}
+	for _, k := range []string{"RUNNER_WORKSPACE", "GITHUB_WORKSPACE"} {
+		add(getenv(k))
+	}
+	// The file-command files live in a directory of their own.
+	for _, k := range []string{"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY", "GITHUB_EVENT_PATH"} {
+		if v := getenv(k); v != "" {
+			add(filepath.Dir(v))
+		}
+	}
+	return g
+}
+
+func hasRunnerMarker(dir string) bool {
+	for _, m := range runnerMarkers {
+		if _, err := os.Lstat(filepath.Join(dir, m)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// allows reports whether tree may be exposed read-only, and why not.
+func (g exposureGuard) allows(tree string) (bool, string) {
+	if tree == "/" || tree == "" {
+		return false, "it is the root"
+	}
+	if g.home != "" {
+		if within(g.home, tree) {
+			return false, "it is or contains the home " + g.home
+		}
+		if rel, ok := strings.CutPrefix(tree, g.home+"/"); ok && !strings.Contains(rel, "/") && homeContainers[rel] {
+			return false, "it holds unrelated data of the home"
 		}
 		for _, c := range credentialPaths {
-			if within(root, filepath.Join(home, c)) {
-				return ""
+			if within(tree, filepath.Join(g.home, c)) {
+				return false, "it is a credential location"
 			}
 		}
-		return root
-	}
-	root := dir
-	if b := filepath.Base(dir); b == "bin" || b == "sbin" {
-		root = filepath.Dir(dir)
-	}
-	if root == "/" || (home != "" && within(home, root)) {
-		return ""
 	}
 	for _, n := range neverExposed {
-		if within(root, n) || within(n, root) {
-			return ""
+		if within(tree, n) || within(n, tree) {
+			return false, "it overlaps " + n + ", which is never exposed"
 		}
 	}
-	return root
+	for _, s := range g.sensitive {
+		if within(s, tree) {
+			return false, "it is or contains " + s + " (the sandbox, the jail's private directories or the runner's own)"
+		}
+	}
+	if hasRunnerMarker(tree) {
+		return false, "it is a runner installation (it holds the runner's credentials)"
+	}
+	return true, ""
+}
+
+// treeFor picks what to expose for one resolved directory holding programs:
+// its prefix when the directory is a bin, sbin or shims dir and the prefix
+// may be exposed, else the directory itself, else nothing (and why).
+func (g exposureGuard) treeFor(dir string) (string, string) {
+	cands := []string{dir}
+	if prefixNames[filepath.Base(dir)] {
+		cands = []string{filepath.Dir(dir), dir}
+	}
+	var why string
+	for _, c := range cands {
+		ok, w := g.allows(c)
+		if ok {
+			return c, ""
+		}
+		if why == "" {
+			why = w
+		}
+	}
+	return "", why
+}
+
+// maxProgramsScanned bounds how many entries of one PATH directory are
+// looked at for what they need.
+const maxProgramsScanned = 512
+
+// programNeeds returns the directories the programs in dir need beyond dir:
+// the resolved targets of symlinks (pipx and poetry link into their venvs)
+// and the interpreters of scripts (#!/path).
+func programNeeds(dir string) []string {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	ents, _ := f.ReadDir(maxProgramsScanned)
+	f.Close()
+	seen := map[string]bool{}
+	var out []string
+	addDir := func(p string) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			d := filepath.Dir(r)
+			if d != dir && !seen[d] {
+				seen[d] = true
+				out = append(out, d)
+			}
+		}
+	}
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			addDir(p)
+		case e.Type().IsRegular():
+			if interp := shebang(p); interp != "" {
+				addDir(interp)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// shebang returns the absolute interpreter of a script, "" otherwise.
+func shebang(path string) string {
+	f, err := os.OpenFile(path, os.O_RDONLY|oNonBlock, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 256)
+	n, _ := io.ReadFull(f, buf)
+	line, ok := strings.CutPrefix(string(buf[:n]), "#!")
+	if !ok {
+		return ""
+	}
+	line, _, _ = strings.Cut(line, "\n")
+	fields := strings.Fields(line)
+	if len(fields) == 0 || !filepath.IsAbs(fields[0]) {
+		return ""
+	}
+	return fields[0]
 }
 
 // exposure is what the bwrap jail shows read-only beyond the system dirs.
@@ -109,11 +274,20 @@ func coveredBySystem(path string) bool {
 	return false
 }
 
-// computeExposure derives the read-only roots from the trusted PATH and the
+// computeExposure derives the read-only trees from the trusted PATH (each
+// directory's prefix or the directory itself, and what its programs need —
+// never their siblings, never the runner's own directories), the
 // operator's extra paths, and the credential masks inside them.
+//
+// The jail's own private directories are guarded as the default TempRoot;
+// a backend with another TempRoot uses computeExposureWith.
 func computeExposure(pathDirs []string, home, sandbox string, extra []string) (exposure, error) {
+	return computeExposureWith(pathDirs, extra, newExposureGuard(home, sandbox, tempRoot(Options{}), os.Getenv))
+}
+
+func computeExposureWith(pathDirs, extra []string, g exposureGuard) (exposure, error) {
 	var ex exposure
-	var roots []string
+	var roots, scanned []string
 	for _, d := range pathDirs {
 		r, err := filepath.EvalSymlinks(d)
 		if err != nil {
@@ -122,12 +296,25 @@ func computeExposure(pathDirs []string, home, sandbox string, extra []string) (e
 		if coveredBySystem(r) {
 			continue
 		}
-		root := toolchainRoot(r, home)
-		if root == "" {
-			ex.notes = append(ex.notes, fmt.Sprintf("PATH entry %s is not exposed in the jail", d))
+		tree, why := g.treeFor(r)
+		if tree == "" {
+			ex.notes = append(ex.notes, fmt.Sprintf("PATH entry %s is not exposed in the jail: %s", d, why))
 			continue
 		}
-		roots = append(roots, root)
+		roots = append(roots, tree)
+		scanned = append(scanned, r)
+	}
+	// What the programs need, exposed by the same rules. Not noted when
+	// refused: the program may not need it after all.
+	for _, d := range scanned {
+		for _, need := range programNeeds(d) {
+			if coveredBySystem(need) || coveredBy(need, roots) {
+				continue
+			}
+			if tree, _ := g.treeFor(need); tree != "" {
+				roots = append(roots, tree)
+			}
+		}
 	}
 	for _, e := range extra {
 		if !filepath.IsAbs(e) {
@@ -137,22 +324,26 @@ func computeExposure(pathDirs []string, home, sandbox string, extra []string) (e
 		if err != nil {
 			return ex, fmt.Errorf("jail: extra read-only path: %w", err)
 		}
-		if r == "/" || (home != "" && within(home, r)) {
-			return ex, fmt.Errorf("jail: extra read-only path %q would expose the home %q", e, home)
-		}
-		if within(r, sandbox) {
+		if g.sandbox != "" && within(r, g.sandbox) {
 			return ex, fmt.Errorf("jail: extra read-only path %q is inside the sandbox", e)
 		}
-		for _, n := range neverExposed {
-			if within(r, n) || within(n, r) {
-				return ex, fmt.Errorf("jail: extra read-only path %q overlaps %s, which is never exposed", e, n)
-			}
+		if ok, why := g.allows(r); !ok {
+			return ex, fmt.Errorf("jail: extra read-only path %q cannot be exposed: %s", e, why)
 		}
 		roots = append(roots, r)
 	}
 	ex.roots = minimalRoots(roots)
-	ex.masks = credentialMasks(ex.roots, home)
+	ex.masks = credentialMasks(ex.roots, g.home)
 	return ex, nil
+}
+
+func coveredBy(p string, roots []string) bool {
+	for _, r := range roots {
+		if within(p, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // minimalRoots sorts, dedups and drops roots inside another root.
@@ -169,29 +360,37 @@ func minimalRoots(roots []string) []string {
 }
 
 // credentialMasks lists credential locations of home that an exposed root
-// would reveal. Symlinked ones are masked at their target when the target is
-// exposed too.
+// would reveal: the dedicated stores always, the configuration files that
+// may carry a token when they do. Symlinked ones are masked at their target
+// when the target is exposed too.
 func credentialMasks(roots []string, home string) []string {
 	if home == "" {
 		return nil
 	}
 	seen := map[string]bool{}
 	var masks []string
-	for _, c := range credentialPaths {
+	check := func(c string, byContent bool) {
 		p := filepath.Join(home, c)
-		if fi, err := os.Lstat(p); err != nil {
-			continue
-		} else if fi.Mode()&os.ModeSymlink != 0 {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
 			if p, err = filepath.EvalSymlinks(p); err != nil {
-				continue
+				return
 			}
 		}
-		for _, r := range roots {
-			if within(p, r) && !seen[p] {
-				seen[p] = true
-				masks = append(masks, p)
-			}
+		if seen[p] || !coveredBy(p, roots) || byContent && !maskableByContent(p) {
+			return
 		}
+		seen[p] = true
+		masks = append(masks, p)
+	}
+	for _, c := range credentialPaths {
+		check(c, false)
+	}
+	for _, c := range credentialConfigs {
+		check(c, true)
 	}
 	sort.Strings(masks)
 	return masks

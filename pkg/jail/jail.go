@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"strings"
 	"time"
@@ -25,23 +26,34 @@ const KilledNoJail = "no-jail"
 const KilledCanceled = "canceled"
 
 // Limits bounds one step. A zero field means "use the default"; a negative
-// field is a caller mistake.
+// field is a caller mistake. MB means MiB throughout.
 type Limits struct {
-	CPUSeconds int           // RLIMIT_CPU of every jailed process; default 60
-	FileSizeMB int           // RLIMIT_FSIZE of every jailed process; default 256
-	MemoryMB   int           // resident memory of the whole process tree, polled; default 2048
+	CPUSeconds int           // CPU time of every jailed process; default 60
+	FileSizeMB int           // size of every file a jailed process writes (RLIMIT_FSIZE); default 256
+	MemoryMB   int           // memory of the whole step (cgroup, else resident memory polled); default 2048
 	WallClock  time.Duration // whole step; default 90s
+	// Tasks caps the step's processes and threads at any moment (cgroup
+	// pids.max, else RLIMIT_NPROC or polling, see Result.TaskGuard);
+	// default 1024.
+	Tasks int
+	// DiskMB caps what a step adds to the disk: the growth of the used space
+	// of the filesystems holding the sandbox and the private TMPDIR/HOME,
+	// polled during the step and checked after it; default 4096 (4 GiB).
+	// The jail's own tmpfs (/tmp, /dev/shm) are capped by size instead
+	// (FileSizeMB each).
+	DiskMB int
 }
 
-// DefaultLimits returns the seed's caps.
+// DefaultLimits returns the seed's caps and the jail's task and disk caps.
 func DefaultLimits() Limits {
-	return Limits{CPUSeconds: 60, FileSizeMB: 256, MemoryMB: 2048, WallClock: 90 * time.Second}
+	return Limits{CPUSeconds: 60, FileSizeMB: 256, MemoryMB: 2048, WallClock: 90 * time.Second,
+		Tasks: 1024, DiskMB: 4096}
 }
 
 // withDefaults fills zero fields from DefaultLimits and rejects negatives.
 func (l Limits) withDefaults() (Limits, error) {
 	d := DefaultLimits()
-	if l.CPUSeconds < 0 || l.FileSizeMB < 0 || l.MemoryMB < 0 || l.WallClock < 0 {
+	if l.CPUSeconds < 0 || l.FileSizeMB < 0 || l.MemoryMB < 0 || l.WallClock < 0 || l.Tasks < 0 || l.DiskMB < 0 {
 		return l, fmt.Errorf("jail: negative limit in %+v", l)
 	}
 	if l.CPUSeconds == 0 {
@@ -56,6 +68,12 @@ func (l Limits) withDefaults() (Limits, error) {
 	if l.WallClock == 0 {
 		l.WallClock = d.WallClock
 	}
+	if l.Tasks == 0 {
+		l.Tasks = d.Tasks
+	}
+	if l.DiskMB == 0 {
+		l.DiskMB = d.DiskMB
+	}
 	return l, nil
 }
 
@@ -68,20 +86,62 @@ type Spec struct {
 	Protected []string          // absolute paths inside Sandbox kept read-only in the jail; may not exist yet
 	Limits    Limits
 	TailBytes int // bounded tail of output returned; 0 → 64 KiB
+
+	// OutputFile, when set, is where the step's FULL output is kept after
+	// the run: an absolute path outside the sandbox, in an existing
+	// directory, not a directory or symlink itself. Once the step is over
+	// the output is copied beside it, checked against Result.OutputSHA256,
+	// synced and renamed into place (never half-written), mode 0600. When
+	// the step did not run (no-jail), no file is made.
+	OutputFile string
+	// Live, when set, receives the output while the step runs (copied from
+	// the output file, so a slow writer never stalls the step), at most
+	// LiveBytes of it; when more was written, a note saying so ends the
+	// live copy. Write errors stop the live copy, not the step.
+	Live io.Writer
+	// LiveBytes caps what is copied to Live; 0 → DefaultLiveBytes.
+	LiveBytes int64
 }
+
+// DefaultLiveBytes is the live-output cap per step when Spec.LiveBytes is 0.
+const DefaultLiveBytes = 1 << 20
 
 // Result is what a step produced. Output is a bounded tail; the hash and
 // byte count cover the full output.
 type Result struct {
-	Backend      string        // "bwrap", "seatbelt" or "none"; "" when no backend was available
-	ExitCode     int           // the command's exit code; -1 when killed or not run
-	Killed       string        // "" | "memory>2048MB" | "wallclock>90s" | "cpu>60s" | "fsize>256MB" | "no-jail" | "canceled"
+	Backend string // "bwrap", "seatbelt" or "none"; "" when no backend was available
+	// ExitCode is the command's exit code; -1 when killed or not run.
+	ExitCode int
+	// Killed says why the jail stopped the step: "" | "memory>2048MB" |
+	// "wallclock>90s" | "cpu>60s" | "fsize>256MB" | "pids>1024" |
+	// "disk>4096MB" | "no-jail" | "canceled" | "watchdog" (the step could
+	// not be watched). "fsize" and "disk" are also reported when the step
+	// ended by itself after hitting the cap (a program that ignores
+	// SIGXFSZ, a write that pushed the disk use over the cap).
+	Killed       string
 	Reason       string        // human detail, e.g. why no jail is available
 	Output       []byte        // bounded tail of stdout+stderr (interleaved, one file)
 	OutputSHA256 string        // hex sha256 of the FULL output
 	OutputBytes  int64         // size of the full output
 	Duration     time.Duration // wall time of the step
 	Unjailed     bool          // true only for the "none" backend
+	// Tampered lists the sandbox-relative protected paths the step created,
+	// changed, removed or replaced (or whose parent it replaced): every
+	// .git at any depth, .github/workflows, .github/actions and
+	// Spec.Protected, compared before and after the step whatever the
+	// backend (the tripwire). Reason says what happened to each. Non-empty
+	// means the step must not count as passing, whatever its exit code;
+	// "." means the protected set could not be checked after the step.
+	Tampered []string
+	// MemoryGuard is what enforced MemoryMB: "cgroup" (the kernel counts
+	// every page the step charges, shared memory and tmpfs included) or
+	// "rss-poll" (resident memory summed over the process tree and polled;
+	// see the package doc for what escapes it). "" when nothing ran.
+	MemoryGuard string
+	// TaskGuard is what enforced Tasks: "cgroup" (pids.max), "rlimit"
+	// (RLIMIT_NPROC of the jail's own user namespace, plus polling) or
+	// "poll" (tasks counted every PollInterval). "" when nothing ran.
+	TaskGuard string
 }
 
 // Backend confines and runs one Spec.
@@ -127,6 +187,14 @@ type Options struct {
 	ExtraReadOnly []string
 	// PollInterval is how often resident memory is sampled; 0 → 100ms.
 	PollInterval time.Duration
+	// Cgroup chooses the memory and task guard on Linux: "" (CgroupAuto)
+	// creates a cgroup per step where the caller may (as root: cgroup v2,
+	// else v1), "off" (CgroupOff) never does (RSS polling: a named
+	// relaxation, recorded in Result.MemoryGuard), and an absolute path
+	// names a cgroup v2 directory delegated to the caller (the caller's
+	// own process must already be inside it, in a leaf of its own, so the
+	// kernel lets it move steps into siblings; see the package doc).
+	Cgroup string
 	// UnsafeAllowUnjailed lets Select hand out backend "none", which runs
 	// commands gate-only, WITHOUT network, write or secret confinement.
 	// Off in the zero value; the action sets it only from allow-unjailed,

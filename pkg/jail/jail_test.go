@@ -3,6 +3,7 @@ package jail
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,10 +16,16 @@ import (
 )
 
 func TestDefaultLimitsAreTheSeeds(t *testing.T) {
-	assert.Equal(t, Limits{CPUSeconds: 60, FileSizeMB: 256, MemoryMB: 2048, WallClock: 90 * time.Second}, DefaultLimits())
+	assert.Equal(t, Limits{CPUSeconds: 60, FileSizeMB: 256, MemoryMB: 2048, WallClock: 90 * time.Second,
+		Tasks: 1024, DiskMB: 4096}, DefaultLimits())
 	l, err := Limits{MemoryMB: 200}.withDefaults()
 	require.NoError(t, err)
-	assert.Equal(t, Limits{CPUSeconds: 60, FileSizeMB: 256, MemoryMB: 200, WallClock: 90 * time.Second}, l)
+	assert.Equal(t, Limits{CPUSeconds: 60, FileSizeMB: 256, MemoryMB: 200, WallClock: 90 * time.Second,
+		Tasks: 1024, DiskMB: 4096}, l)
+	for _, bad := range []Limits{{Tasks: -1}, {DiskMB: -1}} {
+		_, err = bad.withDefaults()
+		assert.Error(t, err)
+	}
 	_, err = Limits{CPUSeconds: -1}.withDefaults()
 	assert.Error(t, err)
 }
@@ -138,8 +145,14 @@ func TestBuildEnvIsAnAllowlist(t *testing.T) {
 	env := buildEnv(host, "/usr/bin:/bin", "/r/home", "/r/tmp", "tok", map[string]string{"PYTHONHASHSEED": "0"})
 	assert.Equal(t, []string{
 		"DEPONENT_JAIL_RUN=tok", "HOME=/r/home", "LANG=C.UTF-8", "LC_ALL=C", "LC_CTYPE=en_US.UTF-8",
-		"PATH=/usr/bin:/bin", "PYTHONHASHSEED=0", "TERM=xterm", "TMPDIR=/r/tmp",
+		"PATH=/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE=1", "PYTHONHASHSEED=0", "TERM=xterm", "TMPDIR=/r/tmp",
 	}, env)
+}
+
+func TestBuildEnvDefaultsYieldToPolicy(t *testing.T) {
+	env := buildEnv(nil, "/usr/bin", "/h", "/t", "", map[string]string{"PYTHONDONTWRITEBYTECODE": ""})
+	assert.Contains(t, env, "PYTHONDONTWRITEBYTECODE=")
+	assert.NotContains(t, env, "PYTHONDONTWRITEBYTECODE=1")
 }
 
 func TestPolicyEnvCannotOverrideReserved(t *testing.T) {
@@ -212,11 +225,11 @@ func TestProtectedSymlinkIsARefusal(t *testing.T) {
 func TestProtectedMinimalSetAndCreatedDirs(t *testing.T) {
 	sb := resolvedTempDir(t)
 	mustMkdir(t, filepath.Join(sb, ".git", "hooks"))
-	prs, err := checkProtected([]string{
+	prs, _, err := checkProtected([]string{
 		filepath.Join(sb, ".git", "hooks"), // covered by .git
 		filepath.Join(sb, ".git"),
 		filepath.Join(sb, "a", "b", ".deponent"), // absent, with absent parents
-	}, sb)
+	}, nil, sb)
 	require.NoError(t, err)
 	require.Len(t, prs, 2)
 	assert.Equal(t, filepath.Join(sb, ".git"), prs[0].path)
@@ -230,7 +243,7 @@ func TestProtectedMinimalSetAndCreatedDirs(t *testing.T) {
 	// and keeps directories the step filled.
 	mustMkdir(t, filepath.Join(sb, "a", "b", ".deponent"))
 	writeFile(t, filepath.Join(sb, "a", "keep.txt"), "x", 0o644)
-	removeCreatedMountPoints(prs)
+	removeCreatedMountPoints(sb, prs)
 	assert.False(t, exists(filepath.Join(sb, "a", "b")))
 	assert.True(t, exists(filepath.Join(sb, "a", "keep.txt")))
 }
@@ -246,8 +259,15 @@ func TestLimitedArgv(t *testing.T) {
 	argv := limitedArgv(Limits{CPUSeconds: 7, FileSizeMB: 3}, "echo hi")
 	require.Len(t, argv, 5)
 	assert.Equal(t, []string{"/bin/sh", "-c"}, argv[:2])
-	assert.Contains(t, argv[2], "ulimit -S -t 7 && ulimit -H -t 8")
-	assert.Contains(t, argv[2], "ulimit -f 6144") // 3 MiB in 512-byte blocks
+	soft := 7
+	if cpuPolled {
+		soft += cpuBackstop // the watchdog enforces 7 s itself; the rlimit is the backstop
+	}
+	assert.Contains(t, argv[2], fmt.Sprintf("ulimit -S -t %d && ulimit -H -t %d", soft, soft+1))
+	assert.Contains(t, argv[2], "ulimit -f 6145") // 3 MiB in 512-byte blocks, plus one
+	assert.NotContains(t, argv[2], "ulimit -u")
+	withTasks := preludeArgv(Limits{CPUSeconds: 7, FileSizeMB: 3}, "echo hi", 50)
+	assert.Contains(t, withTasks[2], "{ ulimit -u 50 2>/dev/null || ulimit -p 50; }")
 	assert.True(t, strings.HasSuffix(argv[2], `exec /bin/sh -c "$1"`))
 	assert.Equal(t, "echo hi", argv[4], "the script is passed as data, never spliced into the prelude")
 }

@@ -256,11 +256,17 @@ try:
 except OSError as e:
     print("BLOCKED", e)
 '`
-	// Control: the same jail without protection lets the write through.
-	control := f.run(f.jail, f.spec(write))
+	// Control: unjailed, the write goes through (and the backend-neutral
+	// tripwire reports it). Every .git is protected in the jail, whether
+	// or not the caller names it.
+	control := f.run(f.none, f.spec(write))
 	require.Contains(t, string(control.Output), "WROTE")
 	require.True(t, exists(hook))
+	require.Equal(t, []string{".git/hooks/pre-commit"}, control.Tampered)
 	require.NoError(t, os.Remove(hook))
+	unnamed := f.run(f.jail, f.spec(write))
+	assert.Contains(t, string(unnamed.Output), "BLOCKED", ".git is protected even when Spec.Protected omits it")
+	assert.Empty(t, unnamed.Tampered)
 
 	spec := f.spec(write + `; mv .git .git-away 2>&1; rm -rf .git 2>&1;
 ln .git/config cfg-link 2>&1 && echo pwn >> cfg-link; mkdir -p .deponent/x 2>&1; echo ok > notes.txt; exit 0`)
@@ -385,7 +391,7 @@ func TestLiveFileSizeLimit(t *testing.T) {
 	assert.Equal(t, "fsize>1MB", res.Killed)
 	fi, err = os.Stat(filepath.Join(f.sandbox, "big"))
 	require.NoError(t, err)
-	assert.EqualValues(t, 1<<20, fi.Size(), "the cap is exactly FileSizeMB MiB (ulimit -f counts 512-byte blocks)")
+	assert.EqualValues(t, 1<<20+512, fi.Size(), "the cap is FileSizeMB MiB plus one 512-byte block (ulimit -f counts blocks)")
 	fi, err = os.Stat(filepath.Join(f.sandbox, "small"))
 	require.NoError(t, err)
 	assert.EqualValues(t, 900000, fi.Size())
@@ -626,4 +632,28 @@ func TestLiveSignalExitStatusAgrees(t *testing.T) {
 		assert.Equal(t, 128+int(syscall.SIGTERM), res.ExitCode, b.Name())
 		assert.Empty(t, res.Killed, b.Name())
 	}
+}
+
+// TestLiveNoBytecodeCache: jailed Python writes no __pycache__ into the
+// sandbox by default (a stale .pyc could outlive a same-second, same-size
+// edit); the control is the same import with the default overridden by
+// policy, which writes one.
+func TestLiveNoBytecodeCache(t *testing.T) {
+	f := newFixture(t)
+	writeFile(t, filepath.Join(f.sandbox, "calc.py"), "def add(a, b):\n    return a - b\n", 0o644)
+	probe := `python3 -c 'import calc; print("RESULT", calc.add(2, 3))'`
+	control := f.spec(probe)
+	control.Env = map[string]string{"PYTHONDONTWRITEBYTECODE": ""}
+	res := f.run(f.jail, control)
+	require.Contains(t, string(res.Output), "RESULT -1")
+	require.DirExists(t, filepath.Join(f.sandbox, "__pycache__"), "control: with bytecode on, python caches calc.py")
+	require.NoError(t, os.RemoveAll(filepath.Join(f.sandbox, "__pycache__")))
+
+	res = f.run(f.jail, f.spec(probe))
+	require.Contains(t, string(res.Output), "RESULT -1")
+	assert.NoDirExists(t, filepath.Join(f.sandbox, "__pycache__"))
+	// A same-size edit in the same second is seen by the next step.
+	writeFile(t, filepath.Join(f.sandbox, "calc.py"), "def add(a, b):\n    return a + b\n", 0o644)
+	res = f.run(f.jail, f.spec(probe))
+	assert.Contains(t, string(res.Output), "RESULT 5")
 }

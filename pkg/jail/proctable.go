@@ -14,7 +14,9 @@ type procInfo struct {
 	rss             int64  // resident bytes
 	start           uint64 // start time in an OS-specific unit; 0 when unknown. Guards against pid reuse.
 	zombie          bool
-	hasToken        bool // environment carries this run's token (only when asked for)
+	hasToken        bool   // environment carries this run's token (only when asked for)
+	cpuTicks        uint64 // user+system CPU in clock ticks (Linux /proc only; 0 when unknown)
+	threads         int    // tasks of the process (Linux /proc only; 1 when unknown)
 }
 
 // procTable maps pid to its row.
@@ -119,6 +121,13 @@ func parseProcStat(data []byte, pageSize int64) (procInfo, error) {
 		return p, err
 	}
 	p.rss = pages * pageSize
+	utime, err1 := strconv.ParseUint(f[11], 10, 64)
+	stime, err2 := strconv.ParseUint(f[12], 10, 64)
+	threads, err3 := strconv.Atoi(f[17])
+	if err1 != nil || err2 != nil || err3 != nil {
+		return p, fmt.Errorf("bad cpu or thread fields in stat for pid %d", pid)
+	}
+	p.cpuTicks, p.threads = utime+stime, threads
 	return p, nil
 }
 
@@ -151,6 +160,7 @@ func parsePS(out []byte, token string) (procTable, error) {
 			return nil, fmt.Errorf("ps: bad rss in %q", line)
 		}
 		p.rss = kib << 10
+		p.threads = 1
 		p.zombie = strings.HasPrefix(f[4], "Z")
 		p.hasToken = token != "" && strings.Contains(line, runTokenVar+"="+token)
 		tab[p.pid] = p

@@ -14,6 +14,9 @@ import (
 // the started marker, and the empty file and directory used to mask paths.
 type runDir struct {
 	root, tmp, home, emptyDir, emptyFile, out, started string
+	// nproc is the RLIMIT_NPROC the launcher should apply (0: none), set
+	// by the runner before the backend builds its command line.
+	nproc int
 }
 
 func newRunDir(parent string) (*runDir, error) {

@@ -13,6 +13,9 @@ type launch struct {
 	argv     []string
 	unjailed bool
 	notes    []string
+	// pidNamespace and after mirror the unix runner's launch.
+	pidNamespace bool
+	after        func()
 }
 
 // execute fails closed: this OS has no process-tree watchdog.

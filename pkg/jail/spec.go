@@ -20,6 +20,14 @@ type prepared struct {
 	pathDirs  []string    // PATH entries, absolute
 	protected []protected // minimal set (descendants of another protected path dropped)
 	realHome  string      // cleaned, possibly "" when unknown
+	// before is the tripwire's snapshot of the protected set, taken here,
+	// just before the backend builds its launcher.
+	before *snapshot
+	// notes go to Result.Reason (e.g. a .git that cannot be bound).
+	notes []string
+	// gitConfigs are the sandbox's git config files, sanitized: the jail
+	// shows clean over each one that holds credentials.
+	gitConfigs []gitConfigFile
 }
 
 // protected is one path kept read-only inside the jail.
@@ -68,8 +76,48 @@ func prepare(spec Spec, opts Options) (*prepared, error) {
 	if err := checkEnv(spec.Env); err != nil {
 		return nil, err
 	}
-	if p.protected, err = checkProtected(spec.Protected, spec.Sandbox); err != nil {
+	if err := checkOutputFile(spec.OutputFile, spec.Sandbox); err != nil {
 		return nil, err
+	}
+	if spec.LiveBytes < 0 {
+		return nil, fmt.Errorf("jail: negative LiveBytes %d", spec.LiveBytes)
+	}
+	asked := append([]string(nil), spec.Protected...)
+	if err := checkProtectedNames(asked, spec.Sandbox); err != nil {
+		return nil, err
+	}
+	var roots []string
+	for _, b := range builtinProtected {
+		asked = append(asked, filepath.Join(spec.Sandbox, b))
+	}
+	for _, a := range asked {
+		roots = append(roots, strings.TrimPrefix(a, spec.Sandbox+"/"))
+	}
+	if p.before, err = takeSnapshot(spec.Sandbox, roots); err != nil {
+		return nil, &refusal{err.Error()}
+	}
+	// Every .git the walk found is kept read-only too (and an in-sandbox
+	// gitdir a .git file or link points to). One that cannot be bound (a
+	// symlink on the way) is left to the tripwire rather than refusing the
+	// run.
+	var found []string
+	for _, g := range p.before.gits {
+		if g.kind == kDir || g.kind == kFile {
+			found = append(found, filepath.Join(spec.Sandbox, g.rel))
+		}
+		if g.gitdir != "" {
+			found = append(found, filepath.Join(spec.Sandbox, g.gitdir))
+		}
+	}
+	if p.protected, p.notes, err = checkProtected(asked, found, spec.Sandbox); err != nil {
+		return nil, err
+	}
+	p.gitConfigs = gitConfigFiles(spec.Sandbox, p.before)
+	for _, g := range p.gitConfigs {
+		if g.hidden != "" {
+			p.notes = append(p.notes, fmt.Sprintf("git config %s is hidden in the jail: %s",
+				strings.TrimPrefix(g.path, spec.Sandbox+"/"), g.hidden))
+		}
 	}
 	return p, nil
 }
@@ -175,6 +223,29 @@ func checkPATH(path, sandbox string) ([]string, error) {
 	return dirs, nil
 }
 
+// checkOutputFile: absolute, clean, outside the sandbox (the step could
+// otherwise rewrite its own record), in an existing directory, and not an
+// existing directory or symlink.
+func checkOutputFile(path, sandbox string) error {
+	if path == "" {
+		return nil
+	}
+	if !filepath.IsAbs(path) || filepath.Clean(path) != path || strings.ContainsRune(path, 0) {
+		return fmt.Errorf("jail: OutputFile %q must be an absolute, clean path", path)
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+	if err != nil {
+		return fmt.Errorf("jail: OutputFile %q: its directory: %w", path, err)
+	}
+	if within(dir, sandbox) || within(filepath.Join(dir, filepath.Base(path)), sandbox) {
+		return fmt.Errorf("jail: OutputFile %q is inside the sandbox %q; keep it outside, where the step cannot rewrite it", path, sandbox)
+	}
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("jail: OutputFile %q exists and is not a regular file", path)
+	}
+	return nil
+}
+
 // reservedEnv are rebuilt by the jail and cannot be set by policy.
 var reservedEnv = map[string]bool{"PATH": true, "HOME": true, "TMPDIR": true, runTokenVar: true}
 
@@ -193,32 +264,61 @@ func checkEnv(env map[string]string) error {
 	return nil
 }
 
-// checkProtected validates the protected paths and reduces them to a minimal
-// set: a path below another protected path is already covered by it.
-func checkProtected(paths []string, sandbox string) ([]protected, error) {
-	var clean []string
+// checkProtectedNames insists on absolute, clean paths inside the sandbox.
+func checkProtectedNames(paths []string, sandbox string) error {
 	for _, p := range paths {
 		if !filepath.IsAbs(p) || filepath.Clean(p) != p || strings.ContainsRune(p, 0) {
-			return nil, fmt.Errorf("jail: protected path %q must be absolute and clean", p)
+			return fmt.Errorf("jail: protected path %q must be absolute and clean", p)
 		}
 		if p == sandbox || !within(p, sandbox) {
-			return nil, fmt.Errorf("jail: protected path %q is not inside the sandbox %q", p, sandbox)
+			return fmt.Errorf("jail: protected path %q is not inside the sandbox %q", p, sandbox)
 		}
-		clean = append(clean, p)
 	}
-	sort.Strings(clean)
+	return nil
+}
+
+// checkProtected reduces the protected paths to a minimal set: a path below
+// another protected path is already covered by it. asked (the caller's and
+// the built-in ones) must be holdable or the run is refused; found (the
+// .git entries the walk discovered) are bound when they can be and noted
+// otherwise.
+func checkProtected(asked, found []string, sandbox string) ([]protected, []string, error) {
+	isFound := map[string]bool{}
+	all := append([]string(nil), asked...)
+	for _, f := range found {
+		if !isFound[f] {
+			isFound[f] = true
+			all = append(all, f)
+		}
+	}
+	for _, a := range asked {
+		delete(isFound, a)
+	}
+	sort.Strings(all)
 	var out []protected
-	for _, p := range clean {
+	var notes []string
+	for i, p := range all {
+		if i > 0 && p == all[i-1] {
+			continue
+		}
 		if len(out) > 0 && within(p, out[len(out)-1].path) {
 			continue // covered by its protected ancestor (sorted order puts it first)
 		}
 		pr, err := inspectProtected(p, sandbox)
 		if err != nil {
-			return nil, err
+			var r *refusal
+			if isFound[p] && errors.As(err, &r) {
+				notes = append(notes, "not bound read-only (watched by the tripwire only): "+r.reason)
+				continue
+			}
+			return nil, nil, err
+		}
+		if isFound[p] && !pr.exists {
+			continue // a gitdir that points nowhere: nothing to bind
 		}
 		out = append(out, pr)
 	}
-	return out, nil
+	return out, notes, nil
 }
 
 // inspectProtected walks from the sandbox down to p without following

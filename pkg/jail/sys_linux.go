@@ -25,3 +25,11 @@ func startTimeOf(pid int) uint64 {
 	}
 	return p.start
 }
+
+// withCgroupFD makes the child start inside the cgroup open as fd
+// (clone3 with CLONE_INTO_CGROUP), so not one instruction of it runs
+// outside.
+func withCgroupFD(a *syscall.SysProcAttr, fd int) {
+	a.UseCgroupFD = true
+	a.CgroupFD = fd
+}

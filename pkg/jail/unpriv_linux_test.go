@@ -70,7 +70,13 @@ func TestLiveUnprivilegedUser(t *testing.T) {
 	require.NoError(t, err, "the live tests fail as an unprivileged user")
 	assert.Contains(t, string(out), "uid="+u.Uid+"\n")
 	for _, must := range []string{"TestLiveNetworkLoopbackTCP", "TestLiveWritesConfined", "TestLiveProtectedGitHooks",
-		"TestLiveMemoryBomb", "TestLiveDaemonsDoNotOutliveTheStep", "TestLiveSecretFilesInHome"} {
+		"TestLiveMemoryBomb", "TestLiveDaemonsDoNotOutliveTheStep", "TestLiveSecretFilesInHome",
+		"TestLiveHostKernelKnobsReadOnly", "TestLiveJailRootAndDevReadOnly", "TestLiveCleanupNeverFollowsSymlinks",
+		"TestLiveTripwire", "TestLiveTripwireUnjailed", "TestLiveTripwireNoFalseAlarm", "TestLiveTripwireUnreadableDirectory",
+		"TestLiveGitConfigCredentialsHidden", "TestLiveRunnerDirectoriesHidden", "TestLiveCargoConfigToken",
+		"TestLiveMemoryOutsideTheResidentSet", "TestLiveCgroupOffIsNamed", "TestLivePidsCap", "TestLiveDiskCap",
+		"TestLiveCPUKillNamedWhenSIGXCPUIgnored", "TestLiveFileSizeKillNamedWhenSIGXFSZIgnored",
+		"TestLiveOutputFileAndLiveOutput", "TestLiveNoBytecodeCache"} {
 		assert.Contains(t, string(out), "--- PASS: "+must, "%s did not pass unprivileged", must)
 	}
 }

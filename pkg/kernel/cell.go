@@ -61,11 +61,12 @@ func NewCell(o CellOptions) (*Cell, error) {
 	if o.Gate == nil || o.Ledger == nil {
 		return nil, errors.New("cell: a gate and a ledger are required")
 	}
-	cpu, fsize, mem, wall := o.Gate.Policy().Limits()
+	l := o.Gate.Policy().Limits()
 	c := &Cell{
 		gate: o.Gate, ledger: o.Ledger, jail: o.Jail, noJail: o.NoJailReason, dryRun: o.DryRun,
-		limits: jail.Limits{CPUSeconds: cpu, FileSizeMB: fsize, MemoryMB: mem, WallClock: wall},
-		env:    o.Gate.Policy().EnvPass(),
+		limits: jail.Limits{CPUSeconds: l.CPUSeconds, FileSizeMB: l.FileSizeMB, MemoryMB: l.MemoryMB, WallClock: l.Wall(),
+			Tasks: l.Tasks, DiskMB: l.DiskMB},
+		env: o.Gate.Policy().EnvPass(),
 	}
 	if c.noJail == "" {
 		c.noJail = "no sandbox backend is available"

@@ -19,10 +19,10 @@ import (
 )
 
 // allowFileTools makes the Cell's decision for edit_file and list_dir an
-// ALLOW of the given path, as the gate does once it models them, and asks
-// the real gate for everything else. The executors are what these tests
-// are about; TestCellEditAndListThroughTheGate runs them behind the real
-// gate.
+// ALLOW of the given path whatever it is, and asks the real gate for
+// everything else: these tests are about the executors (a symlink out of
+// the sandbox, for one, is theirs to refuse, whatever the gate decided);
+// TestCellEditAndListThroughTheGate runs them behind the real gate.
 func allowFileTools(c *Cell) {
 	real := c.decide
 	c.decide = func(tool string, params map[string]any) gate.Decision {
@@ -260,4 +260,38 @@ func TestCellCanceledCall(t *testing.T) {
 	// Positive control: the same write with a live context happens.
 	require.NoError(t, c.Act(evidence.ToolWriteFile, map[string]any{"path": "late.txt", "content": "x"}, "builder").Err)
 	assert.FileExists(t, filepath.Join(sb, "late.txt"))
+}
+
+// TestCellEditAndListThroughTheGate: edit_file and list_dir behind the real
+// gate — allowed inside the sandbox, refused on protected and outside
+// paths, malformed calls refused — each recorded.
+func TestCellEditAndListThroughTheGate(t *testing.T) {
+	c, sb, l := newTestCell(t, &fakeJail{}, false)
+	require.NoError(t, os.WriteFile(filepath.Join(sb, "calc.py"), []byte("return a - b\n"), 0o644))
+	r := edit(c, "calc.py", "a - b", "a + b")
+	require.NoError(t, r.Err)
+	assert.Equal(t, string(evidence.ClassLocalWrite), field(t, r.Entry, evidence.FieldBlastClass))
+	assert.Equal(t, "return a + b\n", string(mustRead(t, filepath.Join(sb, "calc.py"))))
+	r = c.Act(evidence.ToolListDir, map[string]any{"path": "."}, "builder")
+	require.NoError(t, r.Err)
+	assert.Contains(t, string(r.Output), "calc.py  (13 bytes)")
+
+	for _, bad := range []struct {
+		tool   string
+		params map[string]any
+		class  evidence.Class
+	}{
+		{evidence.ToolEditFile, map[string]any{"path": ".git/config", "old": "a", "new": "b"}, evidence.ClassProtectedPath},
+		{evidence.ToolEditFile, map[string]any{"path": "/etc/hosts", "old": "a", "new": "b"}, evidence.ClassOutOfSandboxWrite},
+		{evidence.ToolEditFile, map[string]any{"path": "calc.py", "old": "", "new": "b"}, evidence.ClassMalformed},
+		{evidence.ToolEditFile, map[string]any{"path": "calc.py", "old": "a"}, evidence.ClassMalformed},
+		{evidence.ToolListDir, map[string]any{"path": "/etc"}, evidence.ClassOutOfSandboxRead},
+		{evidence.ToolListDir, map[string]any{"dir": "."}, evidence.ClassMalformed},
+	} {
+		r := c.Act(bad.tool, bad.params, "builder")
+		assert.Error(t, r.Err, "%s %v", bad.tool, bad.params)
+		assert.False(t, r.Executed)
+		assert.Equal(t, string(bad.class), field(t, r.Entry, evidence.FieldBlastClass), "%s %v", bad.tool, bad.params)
+	}
+	assert.Equal(t, int64(8), l.Len())
 }

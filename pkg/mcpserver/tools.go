@@ -40,7 +40,8 @@ const rules = "Paths are relative to the workspace root (the current directory o
 
 func (s *Server) tools() []*mcp.Tool {
 	pol := s.opt.Cell.Gate().Policy()
-	cpu, fsize, mem, wall := pol.Limits()
+	lim := pol.Limits()
+	cpu, fsize, mem, wall := lim.CPUSeconds, lim.FileSizeMB, lim.MemoryMB, lim.Wall()
 	heads := append([]string(nil), pol.AllowHeads...)
 	slices.Sort(heads)
 	dry := ""

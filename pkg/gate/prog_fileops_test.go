@@ -1,0 +1,62 @@
+package gate
+
+import "testing"
+
+var _ = progTable("cp",
+	allow("cp x.txt y.txt", "issue 12: copy inside"),
+	allow("cp -r src build/src-copy", "recursive inside"),
+	allow("cp .git/config backup.cfg", "reading a protected path"),
+	allow("cp -t out x.txt data.txt", "into a directory"),
+	allow("cp -a src out", "archive"),
+	deny("cp -r src /tmp/x", cEscape, "destination outside"),
+	deny("cp x.txt .git/hooks/pre-commit", cProt, "into a hook"),
+	deny("cp script.sed .git/hooks", cProt, "into the hooks directory"),
+	deny("cp -r src .github/workflows", cProt, "into workflows"),
+	deny("cp -l .git/config x", cUnsafe, "a hard link to a protected file"),
+	deny("cp --link .git/config x", cUnsafe, "long form"),
+	deny("cp -s x.txt y", cUnsafe, "a symbolic link"),
+	deny("cp -L -r src out", cUnsafe, "follows links"),
+	deny("cp --parents src/main.py out", cUnsafe, "destination built from the source"),
+	deny("cp secret x", cEscape, "a source through a link out"),
+	deny("cp -t /tmp x.txt", cEscape, "a target directory outside"),
+	deny("cp -S /x a b", cUnsafe, "a backup suffix in another directory"),
+)
+
+var _ = progTable("mv",
+	allow("mv x.txt y.txt", "issue 12: rename inside"),
+	allow("mv src/main.py src/app.py", "inside a directory"),
+	allow("mv secret old-link", "a link is moved, not what it points to"),
+	deny("mv .git x", cProt, "moving .git away"),
+	deny("mv .github y", cProt, "a directory holding protected paths"),
+	deny("mv x.txt .git/", cProt, "into .git"),
+	deny("mv x.txt ..", cEscape, "out of the sandbox"),
+	deny("mv . x", cDeny, "the sandbox root"),
+	deny("mv vendor/lib x", cProt, "a directory holding a nested repository"),
+)
+
+var _ = progTable("rm",
+	allow("rm x.txt", "issue 12: remove a file"),
+	allow("rm -r build", "issue 12: -r inside the sandbox"),
+	allow("rm -rf out", "forced"),
+	allow("rm secret", "the link is removed, not /etc/passwd"),
+	allow("'r''m' -rf build", "quote-split: still rm under its model"),
+	deny("rm -rf /", cDeny, "the denylist, and outside"),
+	deny("rm --recursive /", cEscape, "issue 12: --recursive is -r"),
+	deny("rm --rec .", cDeny, "the sandbox root, abbreviated option"),
+	deny("rm -rf .", cDeny, "the sandbox root"),
+	deny("rm -r src/..", cDeny, "the root by another name"),
+	deny("rm -rf ./", cDeny, "the root with a slash"),
+	deny("rm -r .git", cProt, "protected"),
+	deny("rm -rf .github", cProt, "holds workflows"),
+	deny("rm .github/workflows/ci.yml", cProt, "a workflow"),
+	deny("rm -r etc-link/", cEscape, "a trailing slash follows the link out"),
+	deny("rm ../x", cEscape, "outside"),
+	deny("rm --no-preserve-root -rf x", cUnsafe, "turns off rm's own guard"),
+	deny("rm -r vendor/lib", cProt, "holds a nested repository's .git"),
+)
+
+func TestProgFileOps(t *testing.T) {
+	for _, f := range []string{"cp", "mv", "rm"} {
+		runProgTable(t, f)
+	}
+}

@@ -1,0 +1,184 @@
+package gate
+
+// go: the go command's flag syntax (-flag, --flag, -flag=value, -flag
+// value; no clusters, no abbreviations) per subcommand. Building, testing,
+// vetting, running, formatting, listing and reading the environment are
+// modelled; -toolexec, -exec and -vettool (which run programs the gate
+// never sees), -overlay, `go env -w/-u` (writes the user's go env file),
+// `go generate`, `go tool` and downloads are refused. The program `go run`
+// and `go test -args` pass their arguments to is the project's own, so
+// those arguments are checked as paths it may write.
+
+import (
+	"strings"
+
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
+)
+
+var goBuildFlags = []Opt{
+	flag("", "a"), flag("", "n"), val(roleText, "", "p"), flag("", "race"), flag("", "msan"), flag("", "asan"),
+	flag("", "cover"), val(roleText, "", "covermode"), val(roleText, "", "coverpkg"), flag("", "v"),
+	flag("", "work"), flag("", "x"), val(roleText, "", "asmflags"), val(roleText, "", "buildmode"),
+	val(roleText, "", "buildvcs"), val(roleText, "", "compiler"), val(roleText, "", "gccgoflags"),
+	val(roleText, "", "gcflags"), val(roleText, "", "installsuffix"), flag("", "json"), val(roleText, "", "ldflags"),
+	flag("", "linkshared"), val(roleText, "", "mod"), flag("", "modcacherw"), val(roleWrite, "", "modfile"),
+	val(roleRead, "", "pgo"), val(roleWrite, "", "pkgdir"), val(roleText, "", "tags"), flag("", "trimpath"),
+	refused(val(roleText, "", "toolexec"), "runs the program it names around every compiler tool", "leave it out"),
+	refused(val(roleText, "", "overlay"), "replaces source files with files the overlay names, which the gate does not read", "leave it out"),
+	refused(val(roleText, "", "C"), "runs in another directory, where relative paths mean something else", "use `cd DIR && go …`"),
+}
+
+func goSpec(name string, permute bool, extra ...Opt) *optSpec {
+	return (&optSpec{Name: "go " + name, Style: styleGoFlag, Permute: permute, Opts: opts(goBuildFlags, extra, one(flag("", "h", "help")))}).build()
+}
+
+var goTestFlags = []Opt{
+	Opt{Long: []string{"args"}, Key: "args"}, flag("", "c"), val(roleWrite, "", "o"), val(roleText, "", "bench"),
+	val(roleText, "", "benchtime"), val(roleText, "", "count"), val(roleText, "", "cpu"), flag("", "failfast"),
+	flag("", "fullpath"), val(roleText, "", "fuzz"), val(roleText, "", "fuzzminimizetime"), val(roleText, "", "fuzztime"),
+	val(roleText, "", "list"), val(roleText, "", "parallel"), val(roleText, "", "run"), flag("", "short"),
+	val(roleText, "", "shuffle"), val(roleText, "", "skip"), val(roleText, "", "timeout"), val(roleText, "", "vet"),
+	flag("", "benchmem"), val(roleWrite, "", "blockprofile"), val(roleText, "", "blockprofilerate"),
+	val(roleWrite, "", "coverprofile"), val(roleWrite, "", "cpuprofile"), val(roleWrite, "", "memprofile"),
+	val(roleText, "", "memprofilerate"), val(roleWrite, "", "mutexprofile"), val(roleText, "", "mutexprofilefraction"),
+	val(roleWrite, "", "outputdir"), val(roleWrite, "", "trace"),
+	refused(val(roleText, "", "exec"), "runs the test binary through the program it names", "leave it out"),
+}
+
+var goSubs = map[string]*optSpec{
+	"build":   goSpec("build", true, val(roleWrite, "", "o")),
+	"test":    goSpec("test", true, goTestFlags...),
+	"vet":     goSpec("vet", true, refused(val(roleText, "", "vettool"), "runs the analysis program it names", "leave it out")),
+	"run":     goSpec("run", false, refused(val(roleText, "", "exec"), "runs the binary through the program it names", "leave it out")),
+	"fmt":     goSpec("fmt", true),
+	"list":    goSpec("list", true, val(roleText, "", "f"), flag("", "m"), flag("", "versions"), flag("", "deps"), flag("", "test"), flag("", "e"), flag("", "export"), flag("", "find"), flag("", "compiled"), flag("", "retracted"), refused(flag("", "u"), "looks up updates on the network", "leave it out")),
+	"version": (&optSpec{Name: "go version", Style: styleGoFlag, Permute: true, Opts: []Opt{flag("", "m"), flag("", "v"), flag("", "json")}}).build(),
+	"doc":     (&optSpec{Name: "go doc", Style: styleGoFlag, Permute: true, Opts: []Opt{flag("", "all"), flag("", "c"), flag("", "cmd"), flag("", "short"), flag("", "src"), flag("", "u"), flag("", "http")}}).build(),
+	"env": (&optSpec{Name: "go env", Style: styleGoFlag, Permute: true, Opts: []Opt{flag("", "json"), flag("", "changed"),
+		refused(flag("", "w"), "writes the user's go environment file, outside the sandbox", "set variables with NAME=value before the command, or in the policy's env"),
+		refused(flag("", "u"), "writes the user's go environment file, outside the sandbox", "leave it out")}}).build(),
+	"mod tidy":   (&optSpec{Name: "go mod tidy", Style: styleGoFlag, Permute: true, Opts: []Opt{flag("", "v"), flag("", "e"), flag("", "x"), flag("", "diff"), val(roleText, "", "go"), val(roleText, "", "compat")}}).build(),
+	"mod verify": (&optSpec{Name: "go mod verify", Style: styleGoFlag, Permute: true}).build(),
+	"mod why":    (&optSpec{Name: "go mod why", Style: styleGoFlag, Permute: true, Opts: []Opt{flag("", "m"), flag("", "vendor")}}).build(),
+	"mod graph":  (&optSpec{Name: "go mod graph", Style: styleGoFlag, Permute: true, Opts: []Opt{val(roleText, "", "go"), flag("", "x")}}).build(),
+	"mod vendor": (&optSpec{Name: "go mod vendor", Style: styleGoFlag, Permute: true, Opts: []Opt{flag("", "v"), flag("", "e"), val(roleWrite, "", "o")}}).build(),
+	"mod init":   (&optSpec{Name: "go mod init", Style: styleGoFlag, Permute: true}).build(),
+	"mod edit": (&optSpec{Name: "go mod edit", Style: styleGoFlag, Permute: true, Opts: []Opt{flag("", "fmt"), val(roleText, "", "module"),
+		val(roleText, "", "go"), val(roleText, "", "toolchain"), val(roleText, "", "require"), val(roleText, "", "droprequire"),
+		val(roleText, "", "exclude"), val(roleText, "", "dropexclude"), Opt{Long: []string{"replace"}, Arg: reqArg, Role: roleText, Key: "replace"},
+		val(roleText, "", "dropreplace"), val(roleText, "", "retract"), val(roleText, "", "dropretract"), val(roleText, "", "godebug"),
+		val(roleText, "", "dropgodebug"), flag("", "json"), flag("", "print")}}).build(),
+}
+
+var goRefused = map[string]string{
+	"install": "installs programs (package install)", "get": "downloads and adds dependencies (package install)",
+	"generate": "runs the commands written in //go:generate lines, which the gate never sees; run those commands yourself",
+	"tool":     "runs a tool the gate does not model", "bug": "opens a browser", "telemetry": "changes the user's telemetry settings",
+	"clean": "removes files, including caches outside the sandbox (-cache, -modcache)", "work": "is not modelled",
+	"fix": "is not modelled", "mod download": "downloads modules (the jail has no network)",
+}
+
+var progGo = &Program{
+	Family: "go", Names: []string{"go"}, Run: runGo,
+	Summary: "Builds, tests, vets, runs, formats and lists Go packages; reads `go env`, `go version`, `go doc`; tidies, verifies, " +
+		"edits, vendors and explains go.mod. Package patterns and files are read; -o, -coverprofile and the other profile outputs, " +
+		"-outputdir, -pkgdir and -modfile are written; arguments after `go run` files or `go test -args` are checked as paths the program may write.",
+	Refuses: []string{"-toolexec, -exec, -vettool, -overlay and -C", "go env -w/-u", "go install, get, generate, tool, clean, work, fix, bug, telemetry, mod download",
+		"a package or module written with @version (it would be downloaded)", "go mod edit -replace with a local path outside the sandbox"},
+}
+
+func runGo(inv *invocation, args *argList) *violation {
+	w := args.words()
+	if len(w) == 0 {
+		return nil
+	}
+	name := w[0]
+	inv.addWord(args.at(0), roleText)
+	from := 1
+	if name == "mod" && len(w) > 1 && !strings.HasPrefix(w[1], "-") {
+		name = "mod " + w[1]
+		inv.addWord(args.at(1), roleText)
+		from = 2
+	}
+	if why, ok := goRefused[name]; ok {
+		class := evidence.ClassNotAllowlisted
+		return refuse(class, "go "+name+" is refused: it "+why)
+	}
+	spec := goSubs[name]
+	switch {
+	case name == "version" || name == "help":
+		if spec == nil {
+			spec = goSubs["doc"]
+		}
+	case spec == nil:
+		return refuse(evidence.ClassNotAllowlisted, "go "+shown(name)+" is not a go subcommand the gate models (see docs/policy.md)")
+	}
+	sub := &argList{inv: inv, from: args.at(from)}
+	// go test -args: everything after it goes to the test binary.
+	words := sub.words()
+	end := len(words)
+	if name == "test" {
+		for i, a := range words {
+			if a == "-args" || a == "--args" {
+				end = i + 1
+				break
+			}
+		}
+	}
+	view := &invocation{g: inv.g, head: inv.head, args: inv.args[:sub.from+end], cwds: inv.cwds}
+	v := view.runSpec(spec, &argList{inv: view, from: sub.from}, func(vi *invocation, s *argList, r *scanResult) *violation {
+		return goOperands(vi, s, r, name)
+	})
+	inv.checks = append(inv.checks, view.checks...)
+	if v != nil {
+		return v
+	}
+	for i := sub.from + end; i < len(inv.args); i++ {
+		inv.addWord(i, roleArg)
+	}
+	return nil
+}
+
+func goOperands(inv *invocation, sub *argList, r *scanResult, name string) *violation {
+	words := sub.words()
+	if o := r.get("replace"); o != nil {
+		v, _ := o.value(words)
+		if _, to, ok := strings.Cut(v, "="); ok && (strings.HasPrefix(to, ".") || strings.HasPrefix(to, "/")) {
+			inv.add(sub.at(o.val), to, roleRead, "the local path of -replace")
+		}
+	}
+	programArgs := false
+	for k, i := range r.operands {
+		a := words[i]
+		if programArgs {
+			inv.addWord(sub.at(i), roleArg)
+			continue
+		}
+		if strings.Contains(a, "@") && name != "mod edit" {
+			return refuse(evidence.ClassNotAllowlisted, "go "+name+" "+shown(a)+": a version after @ would be downloaded (the jail has no network); use the module's packages as they are in the sandbox")
+		}
+		role := roleRead
+		switch {
+		case name == "run" && k > 0 && !(strings.HasSuffix(a, ".go") && strings.HasSuffix(words[r.operands[k-1]], ".go")):
+			// The program's own arguments: what follows the package (or the .go files).
+			programArgs = true
+			role = roleArg
+		case name == "env" || name == "doc" || name == "mod init" || name == "mod why" || name == "mod edit":
+			role = roleText
+		case strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../") || strings.HasPrefix(a, "/") || a == "." || strings.HasSuffix(a, ".go"):
+			role = roleRead
+		default:
+			role = roleText // an import path
+		}
+		if role == roleRead {
+			p := strings.TrimSuffix(strings.TrimSuffix(a, "/..."), "...")
+			if p == "" {
+				p = "."
+			}
+			inv.add(sub.at(i), p, roleRead, "")
+			continue
+		}
+		inv.addWord(sub.at(i), role)
+	}
+	return nil
+}
