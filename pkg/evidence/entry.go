@@ -46,6 +46,8 @@ type Entry struct {
 	Canary      string   // canary
 	Tampered    []string // tampered: protected paths the action changed
 	MemoryGuard string   // memory_guard: how memory was capped ("cgroup", "rss-poll")
+	TaskGuard   string   // task_guard: how tasks were capped ("cgroup", "rlimit", "poll")
+	OutputBytes *int64   // output_bytes: size of the full output
 	ToolCalls   *int64   // tool_calls (agent_session)
 }
 
@@ -173,6 +175,9 @@ func ReadEntry(e canon.Value) (Entry, error) {
 	if out.ToolCalls, err = optInt(FieldToolCalls); err != nil {
 		return out, err
 	}
+	if out.OutputBytes, err = optInt(FieldOutputBytes); err != nil {
+		return out, err
+	}
 	if out.Jail, err = optStr(FieldJail); err != nil {
 		return out, err
 	}
@@ -182,7 +187,7 @@ func ReadEntry(e canon.Value) (Entry, error) {
 	for _, f := range []struct {
 		key string
 		dst *string
-	}{{FieldKilled, &out.Killed}, {FieldCanary, &out.Canary}, {FieldMemoryGuard, &out.MemoryGuard}} {
+	}{{FieldKilled, &out.Killed}, {FieldCanary, &out.Canary}, {FieldMemoryGuard, &out.MemoryGuard}, {FieldTaskGuard, &out.TaskGuard}} {
 		if err := str(f.key, f.dst, false); err != nil {
 			return out, err
 		}

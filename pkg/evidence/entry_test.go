@@ -49,6 +49,8 @@ func TestReadEntry(t *testing.T) {
 		"tampered string":     {base.With(FieldTampered, canon.Str(".git")), "non-empty array"},
 		"tampered not paths":  {base.With(FieldTampered, canon.Arr(canon.Int(1))), `"tampered"[0] is a number`},
 		"tool calls a string": {base.With(FieldToolCalls, canon.Str("3")), `field "tool_calls" is a string`},
+		"task guard a number": {base.With(FieldTaskGuard, canon.Int(1)), `field "task_guard" is a number`},
+		"output bytes a bool": {base.With(FieldOutputBytes, canon.BoolValue(true)), `field "output_bytes" is a bool`},
 	}
 	for name, c := range bad {
 		_, err := ReadEntry(c.v)

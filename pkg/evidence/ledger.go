@@ -64,6 +64,12 @@ const (
 	// FieldMemoryGuard names how the jail capped memory ("cgroup" or
 	// "rss-poll").
 	FieldMemoryGuard = "memory_guard"
+	// FieldTaskGuard names how the jail capped tasks ("cgroup", "rlimit"
+	// or "poll").
+	FieldTaskGuard = "task_guard"
+	// FieldOutputBytes is the size of a command's full output, whose
+	// sha256 is outcome_sha256.
+	FieldOutputBytes = "output_bytes"
 	// FieldToolCalls is how many tool calls a live agent's session made
 	// (on the harness's agent_session entry).
 	FieldToolCalls = "tool_calls"

@@ -205,6 +205,8 @@
 // kept byte for byte; one that cannot be parsed is hidden whole (tested:
 // checkout's extraheader, a credential helper, a token in a nested remote
 // URL; git still reads the rest). The files on the host are untouched.
+// IsGitConfig and GitConfigAsJailed give callers that read sandbox files
+// outside the jail the same view (the Cell's read_file uses them).
 //
 // Cgroups: with Options.Cgroup empty, a root runner gets a cgroup per step —
 // v2 under <mount>/deponent-jail (memory and pids delegated), the launcher

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -369,9 +370,41 @@ func readGitConfig(path string) gitConfigFile {
 		}
 	}
 	if g.hidden != "" {
-		g.clean = []byte("# deponent jail: this git config is hidden in the jail (" + g.hidden +
-			"); credentials could not be separated from the rest\n")
+		g.clean = hiddenGitConfig(g.hidden)
 		g.removed = nil
 	}
 	return g
+}
+
+func hiddenGitConfig(why string) []byte {
+	return []byte("# deponent jail: this git config is hidden in the jail (" + why +
+		"); credentials could not be separated from the rest\n")
+}
+
+// IsGitConfig reports whether name (a slash-separated path inside the
+// sandbox) is a file git reads a repository's settings from — config or
+// config.worktree in a git directory — given a function that reports
+// whether a sandbox-relative path exists as a regular file.
+func IsGitConfig(name string, isFile func(string) bool) bool {
+	if !isGitConfigName(path.Base(name)) || inObjectStore(name) {
+		return false
+	}
+	return isFile(path.Join(path.Dir(name), "HEAD"))
+}
+
+// GitConfigAsJailed returns a git config file's content as jailed code
+// reads it: without credentials (the same sanitizer as the bwrap overlay),
+// or a placeholder when they cannot be separated from the rest. removed
+// names what was taken out (keys, never values). Callers that read sandbox
+// files outside the jail — the Cell's read_file — show this instead of
+// the bytes on disk, so no tool call reads what the jail hides.
+func GitConfigAsJailed(data []byte) (shown []byte, removed []string) {
+	if len(data) > gitConfigMax {
+		return hiddenGitConfig(fmt.Sprintf("larger than %d bytes", gitConfigMax)), []string{"the whole file"}
+	}
+	clean, removed, err := sanitizeGitConfig(data)
+	if err != nil {
+		return hiddenGitConfig(err.Error()), []string{"the whole file"}
+	}
+	return clean, removed
 }

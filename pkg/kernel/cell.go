@@ -330,6 +330,16 @@ func (c *Cell) readFile(rel string) ([]byte, error) {
 	if len(data) > MaxReadBytes {
 		return nil, fmt.Errorf("read_file %s: larger than the %d-byte cap; read it in parts with run_cmd (head, tail)", rel, MaxReadBytes)
 	}
+	// A git config can hold the job's credentials (actions/checkout's
+	// extraheader, tokens in remote URLs). Jailed commands read it
+	// sanitized; so does read_file, which runs outside the jail.
+	isFile := func(p string) bool {
+		st, err := root.Lstat(p)
+		return err == nil && st.Mode().IsRegular()
+	}
+	if jail.IsGitConfig(rel, isFile) {
+		data, _ = jail.GitConfigAsJailed(data)
+	}
 	return data, nil
 }
 
