@@ -22,7 +22,11 @@
 //     rename, so a failed write leaves the old content. edit_file replaces
 //     the one occurrence of its exact old text (overlapping occurrences
 //     counted) through the same write; zero or several matches change
-//     nothing and the error says how many. list_dir lists one directory,
+//     nothing and the error says how many. A git config (jail.IsGitConfig:
+//     e.g. a bare repository's config, which the gate does not protect) is
+//     not edited: read_file and jailed commands see it only sanitized, and
+//     a match count over its raw bytes would reveal the credentials one
+//     guess at a time. list_dir lists one directory,
 //     sorted, each entry typed (directory, file with its size, symlink —
 //     never followed — or other), at most MaxListEntries entries with a
 //     count of the rest.

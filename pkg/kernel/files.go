@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/deponent-dev/deponent-action/pkg/jail"
 )
 
 // MaxListEntries caps how many entries list_dir returns; the listing says
@@ -31,6 +33,12 @@ func (c *Cell) editFile(rel, old, new string) (string, error) {
 	if old == "" {
 		// The gate refuses this; the executor does not rely on it.
 		return "", fmt.Errorf("edit_file %s: 'old' is empty; give the exact text to replace, or use write_file for a whole file", rel)
+	}
+	if c.isGitConfig(rel) {
+		// Its bytes on disk may hold credentials that read_file and jailed
+		// commands only ever see sanitized; a match count would reveal
+		// them one guess at a time.
+		return "", fmt.Errorf("edit_file %s: a git config file is not edited with edit_file (it can hold credentials the tools do not show); nothing was changed", rel)
 	}
 	data, err := c.readRegular("edit_file", rel)
 	if err != nil {
@@ -69,6 +77,21 @@ func countOverlapping(s, sub string, limit int) int {
 		i += j + size
 	}
 	return n
+}
+
+// isGitConfig reports whether rel is a file git reads a repository's
+// settings from (jail.IsGitConfig), looked up through an os.Root of the
+// sandbox.
+func (c *Cell) isGitConfig(rel string) bool {
+	root, err := os.OpenRoot(c.gate.Sandbox())
+	if err != nil {
+		return true // fail closed
+	}
+	defer root.Close()
+	return jail.IsGitConfig(rel, func(p string) bool {
+		st, err := root.Lstat(p)
+		return err == nil && st.Mode().IsRegular()
+	})
 }
 
 // readRegular reads the regular file rel through an os.Root of the sandbox,

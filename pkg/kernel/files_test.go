@@ -295,3 +295,29 @@ func TestCellEditAndListThroughTheGate(t *testing.T) {
 	}
 	assert.Equal(t, int64(8), l.Len())
 }
+
+// TestCellEditRefusesGitConfigs: a git config outside .git (a bare
+// repository in the sandbox) is not protected by the gate, but edit_file
+// would read its raw bytes — credentials read_file only shows sanitized —
+// and its match count would reveal them. It is refused, whatever the
+// guess, and nothing changes; the control edits a plain file of the same
+// name.
+func TestCellEditRefusesGitConfigs(t *testing.T) {
+	c, sb, _ := newTestCell(t, &fakeJail{}, false)
+	bare := filepath.Join(sb, "mirror.git")
+	require.NoError(t, os.MkdirAll(bare, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(bare, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	cfg := "[remote \"origin\"]\n\turl = https://x-access-token:ghs_SECRET@github.com/o/r\n"
+	require.NoError(t, os.WriteFile(filepath.Join(bare, "config"), []byte(cfg), 0o644))
+	for _, guess := range []string{"ghs_SECRET", "ghs_NOPE"} {
+		r := edit(c, "mirror.git/config", guess, "x")
+		require.Error(t, r.Err)
+		assert.Contains(t, r.Err.Error(), "git config")
+		assert.NotContains(t, r.Err.Error(), "match", "no match count for a guess")
+	}
+	assert.Equal(t, cfg, string(mustRead(t, filepath.Join(bare, "config"))))
+	// Control: a file named config in a directory that is no git dir.
+	require.NoError(t, os.MkdirAll(filepath.Join(sb, "app"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(sb, "app", "config"), []byte("debug = false\n"), 0o644))
+	require.NoError(t, edit(c, "app/config", "false", "true").Err)
+}
