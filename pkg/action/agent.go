@@ -339,14 +339,20 @@ func (s *session) run(ctx context.Context) {
 			s.fail(KilledNotStarted, "cannot write the MCP config: %v", err)
 			return
 		}
-		path := joinPath(nodeDir(r.opt.Getenv("PATH")), "/usr/local/bin", "/usr/bin", "/bin")
+		path := joinPath(nodeDir(r.hostPATH()), "/usr/local/bin", "/usr/bin", "/bin")
 		env = []string{"HOME=" + home, "TMPDIR=" + tmp, "PATH=" + path, agent.MCPConfigEnv + "=" + cfgPath}
 		for k, v := range values {
 			env = append(env, k+"="+v)
 		}
 		argv = []string{"/bin/sh", "-c", s.cfg.Command}
 	default:
-		cli, err := findCLI(ctx, s.cfg, r.opt.Getenv, r.tempParent(), func(p string) (string, error) {
+		getenv := func(k string) string {
+			if k == "PATH" {
+				return r.hostPATH()
+			}
+			return r.opt.Getenv(k)
+		}
+		cli, err := findCLI(ctx, s.cfg, getenv, r.tempParent(), func(p string) (string, error) {
 			return s.version(ctx, aj, p, home, tmp)
 		})
 		if err != nil {
@@ -359,7 +365,7 @@ func (s *session) run(ctx context.Context) {
 			s.rec.CLIVersion = v
 		}
 		readOnly = append(readOnly, exposedFor(cli.Path)...)
-		nd := nodeDir(r.opt.Getenv("PATH"))
+		nd := nodeDir(r.hostPATH())
 		if nd != "" {
 			readOnly = append(readOnly, nd)
 		}
@@ -483,7 +489,7 @@ func (s *session) version(ctx context.Context, aj jail.AgentJail, cli, home, tmp
 	var out, errb bytes.Buffer
 	ro := append(exposedFor(cli), s.r.nodeReadOnly()...)
 	res, err := aj.Run(ctx, jail.AgentSpec{Workspace: s.r.gate.Sandbox(), Argv: []string{cli, "--version"},
-		Env:  []string{"HOME=" + home, "TMPDIR=" + tmp, "PATH=" + joinPath(filepath.Dir(cli), nodeDir(s.r.opt.Getenv("PATH")), "/usr/local/bin", "/usr/bin", "/bin")},
+		Env:  []string{"HOME=" + home, "TMPDIR=" + tmp, "PATH=" + joinPath(filepath.Dir(cli), nodeDir(s.r.hostPATH()), "/usr/local/bin", "/usr/bin", "/bin")},
 		Home: home, TmpDir: tmp, ReadOnly: dedupeExposed(ro), Stdout: &out, Stderr: &errb, Timeout: versionTimeout})
 	if err != nil {
 		return "", err
@@ -494,8 +500,29 @@ func (s *session) version(ctx context.Context, aj jail.AgentJail, cli, home, tmp
 	return parseCLIVersion(s.cfg.Preset, out.Bytes())
 }
 
+// hostPATH is the runner's PATH without the entries that are, or resolve
+// into, the workspace: the repository must not choose the agent's CLI (it
+// would get the agent's API key) or its node.
+func (r *runner) hostPATH() string {
+	var keep []string
+	for _, d := range filepath.SplitList(r.opt.Getenv("PATH")) {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		real := d
+		if rd, err := filepath.EvalSymlinks(d); err == nil {
+			real = rd
+		}
+		if within(real, r.gate.Sandbox()) || within(d, r.gate.Sandbox()) {
+			continue
+		}
+		keep = append(keep, d)
+	}
+	return strings.Join(keep, string(filepath.ListSeparator))
+}
+
 func (r *runner) nodeReadOnly() []string {
-	if nd := nodeDir(r.opt.Getenv("PATH")); nd != "" {
+	if nd := nodeDir(r.hostPATH()); nd != "" {
 		return []string{nd}
 	}
 	return nil

@@ -13,8 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/deponent-dev/deponent-action/pkg/evidence"
+	"github.com/deponent-dev/deponent-action/pkg/gate"
 	"github.com/deponent-dev/deponent-action/pkg/jail"
 )
+
+func gateFor(ws string) (*gate.Gate, error) { return gate.NewGate(ws, nil) }
 
 // noAgentJail is an agent jail that is not available here.
 type noAgentJail struct{}
@@ -138,4 +141,23 @@ chmod +x "$prefix/bin/claude"
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "npm is not available")
 	assert.Contains(t, err.Error(), "setup-node")
+}
+
+// TestHostPATHLeavesOutTheWorkspace: a PATH entry in the repository cannot
+// supply the agent's CLI or node.
+func TestHostPATHLeavesOutTheWorkspace(t *testing.T) {
+	root := resolvedTemp(t)
+	ws := filepath.Join(root, "ws")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "node_modules", ".bin"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(ws, "node_modules", ".bin"), filepath.Join(root, "link")))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "node_modules", ".bin", "claude"), []byte("#!/bin/sh\n"), 0o755))
+	g, err := gateFor(ws)
+	require.NoError(t, err)
+	path := filepath.Join(ws, "node_modules", ".bin") + ":" + filepath.Join(root, "link") + ":relative:/usr/bin:/bin"
+	r := &runner{gate: g, opt: Options{Getenv: func(k string) string { return map[string]string{"PATH": path}[k] }}}
+	assert.Equal(t, "/usr/bin:/bin", r.hostPATH())
+	_, err = lookPath("claude", r.hostPATH())
+	assert.Error(t, err, "the repository's claude is not found")
+	_, err = lookPath("claude", path)
+	assert.NoError(t, err, "control: on the raw PATH it would be")
 }
