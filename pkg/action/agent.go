@@ -38,7 +38,24 @@ const (
 	floodGrace = 20
 	// versionTimeout bounds `CLI --version`.
 	versionTimeout = 2 * time.Minute
+	// sessionGrace is how long the governed sessions may outlive the
+	// agent (their connections close as its processes die).
+	sessionGrace = 30 * time.Second
 )
+
+// waitTimeout waits for wg, at most d; false when it timed out.
+func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
 
 // KilledToolCallLimit is the agent_session's killed when the agent kept
 // calling tools past max-tool-calls and was stopped.
@@ -412,6 +429,8 @@ func (s *session) run(ctx context.Context) {
 	}
 	s.srv = srv
 	var served sync.WaitGroup
+	var connsMu sync.Mutex
+	var conns []net.Conn
 	accepted := make(chan struct{})
 	go func() {
 		defer close(accepted)
@@ -426,6 +445,9 @@ func (s *session) run(ctx context.Context) {
 				r.live.mu.Unlock()
 				continue
 			}
+			connsMu.Lock()
+			conns = append(conns, c)
+			connsMu.Unlock()
 			served.Add(1)
 			go func() {
 				defer served.Done()
@@ -445,7 +467,21 @@ func (s *session) run(ctx context.Context) {
 	// recorded before the session entry.
 	_ = ln.Close()
 	<-accepted
-	served.Wait()
+	if !waitTimeout(&served, sessionGrace) {
+		// Something outside the agent's process tree still holds a
+		// connection (possible only without an agent jail's pid
+		// namespace): end those sessions; their calls in flight are
+		// cancelled and still recorded.
+		r.live.mu.Lock()
+		r.rep.annotate(levelWarning, "Deponent: MCP session outlived the agent", "a connection to the governed session was still open after the agent exited; it was closed")
+		r.live.mu.Unlock()
+		connsMu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		connsMu.Unlock()
+		served.Wait()
+	}
 	srv.Drain()
 	r.finishLive()
 	if err := srv.LedgerErr(); err != nil {
