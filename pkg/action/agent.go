@@ -288,9 +288,7 @@ type session struct {
 	cfg      AgentConfig
 	rec      evidence.AgentRecord
 	sum      AgentSummary
-	reason   string // the agent_session entry's reason
 	errMsg   string // why the agent did not run as asked, for the entry's error
-	srv      *mcpserver.Server
 }
 
 func (s *session) fail(killed, format string, args ...any) {
@@ -357,10 +355,13 @@ func (s *session) run(ctx context.Context) {
 			return
 		}
 		path := joinPath(nodeDir(r.hostPATH()), "/usr/local/bin", "/usr/bin", "/bin")
-		env = []string{"HOME=" + home, "TMPDIR=" + tmp, "PATH=" + path, agent.MCPConfigEnv + "=" + cfgPath}
 		for k, v := range values {
 			env = append(env, k+"="+v)
 		}
+		sort.Strings(env)
+		// Set last: agent-env cannot name these (agent.CheckEnv), and
+		// they would win anyway.
+		env = append(env, "HOME="+home, "TMPDIR="+tmp, "PATH="+path, agent.MCPConfigEnv+"="+cfgPath)
 		argv = []string{"/bin/sh", "-c", s.cfg.Command}
 	default:
 		getenv := func(k string) string {
@@ -427,7 +428,6 @@ func (s *session) run(ctx context.Context) {
 		s.fail(KilledNotStarted, "%v", err)
 		return
 	}
-	s.srv = srv
 	var served sync.WaitGroup
 	var connsMu sync.Mutex
 	var conns []net.Conn

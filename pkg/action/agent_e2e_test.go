@@ -441,6 +441,8 @@ func TestAgentBadInputs(t *testing.T) {
 		{map[string]string{"agent": "claude", "task": "x", "agent-env": "ACTIONS_RUNTIME_TOKEN"}, "runner"},
 		{map[string]string{"agent": "claude", "task": "x", "agent-env": "NOT_SET_ANYWHERE"}, "not set"},
 		{map[string]string{"agent": "claude", "task": "x", "agent-env": "bad-name"}, "not a variable name"},
+		{map[string]string{"agent-command": "x", "task": "x", "agent-env": "PATH"}, "may not set PATH"},
+		{map[string]string{"agent-command": "x", "task": "x", "agent-env": "LD_PRELOAD"}, "may not set LD_PRELOAD"},
 		{map[string]string{"agent": "claude", "task": "x", "agent-version": "latest"}, `input "agent-version"`},
 		{map[string]string{"agent-command": "x", "task": "x", "agent-version": "1.2.3"}, `input "agent-version"`},
 		{map[string]string{"agent": "claude", "task": "x", "agent-timeout": "forever"}, `input "agent-timeout"`},

@@ -136,10 +136,19 @@ func parseAgentInputs(raw map[string]string, explicit map[string]bool, getenv Ge
 			return a, inputErr(InAgentEnv, "names %q, which is not a variable name; list names only (e.g. ANTHROPIC_API_KEY), never values", name)
 		case refusedAgentEnv(name) != "":
 			return a, inputErr(InAgentEnv, "names %s, which %s; remove it", name, refusedAgentEnv(name))
+		case agent.CheckEnv(map[string]string{name: ""}) != nil:
+			return a, inputErr(InAgentEnv, "%s", strings.TrimPrefix(agent.CheckEnv(map[string]string{name: ""}).Error(), "agent: "))
 		case getenv(name) == "":
 			return a, inputErr(InAgentEnv, "names %s, which is not set (or empty) in this step's environment; set it, e.g. env: %s: ${{ secrets.%s }}", name, name, name)
 		}
 		a.EnvNames = append(a.EnvNames, name)
+	}
+	values := map[string]string{}
+	for _, name := range a.EnvNames {
+		values[name] = getenv(name)
+	}
+	if err := agent.CheckEnv(values); err != nil {
+		return a, inputErr(InAgentEnv, "%s", strings.TrimPrefix(err.Error(), "agent: "))
 	}
 	if !a.Live() {
 		for _, in := range []string{InAgentEnv, InAgentVersion, InAgentTimeout, InAllowUnjailedAgent} {
