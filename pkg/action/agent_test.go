@@ -161,3 +161,24 @@ func TestHostPATHLeavesOutTheWorkspace(t *testing.T) {
 	_, err = lookPath("claude", path)
 	assert.NoError(t, err, "control: on the raw PATH it would be")
 }
+
+// TestAgentSummaryEscapes: what the agent reports (model, detail, command)
+// cannot break the job summary's table or inject markup.
+func TestAgentSummaryEscapes(t *testing.T) {
+	out := renderAgentSection(&AgentSummary{Kind: "command", Command: "evil | cmd\n<script>", Model: "m|x\n## heading",
+		Detail: "stderr: <img src=x onerror=alert(1)> | col", Jail: "bwrap", ExitCode: 3, ToolCalls: 2, MaxToolCalls: 5,
+		Transcript: "agent-s.transcript", TranscriptSHA256: strings.Repeat("a", 64)})
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "| ") {
+			assert.Equal(t, 3, strings.Count(l, "|")-strings.Count(l, `\|`), "one row, two cells: %q", l)
+		}
+		assert.False(t, strings.HasPrefix(l, "## heading"), "no injected heading")
+	}
+	assert.NotContains(t, out, "<script>")
+	assert.NotContains(t, out, "<img")
+	assert.Contains(t, out, "exit 3")
+	assert.Empty(t, renderAgentSection(nil))
+	unj := renderAgentSection(&AgentSummary{Kind: "claude", Jail: "none", Unjailed: true, UnjailedReason: "no bwrap"})
+	assert.Contains(t, unj, "WITHOUT the agent jail")
+	assert.Contains(t, unj, "no bwrap")
+}
