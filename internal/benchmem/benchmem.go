@@ -51,3 +51,15 @@ func Peak(f func()) (mapped, resident float64) {
 	read()
 	return float64(peakMapped) / (1 << 20), float64(peakResident) / (1 << 20)
 }
+
+// CPU runs f and returns the CPU time (user and system, all threads) the
+// process used meanwhile, in seconds; ok=false where the platform does not
+// say. On a machine shared with other work, CPU time per item is steadier
+// than wall time per item: it counts what the code costs, not how long it
+// waited for a core.
+func CPU(f func()) (seconds float64, ok bool) {
+	before, ok := cpuTime()
+	f()
+	after, ok2 := cpuTime()
+	return after - before, ok && ok2
+}

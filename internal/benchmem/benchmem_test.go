@@ -23,3 +23,17 @@ func TestPeak(t *testing.T) {
 	assert.GreaterOrEqual(t, resident, 64.0)
 	assert.LessOrEqual(t, resident, mapped)
 }
+
+func TestCPU(t *testing.T) {
+	sec, ok := CPU(func() {
+		x := 0
+		for i := range 200_000_000 {
+			x += i
+		}
+		sink = []byte{byte(x)}
+	})
+	if !ok {
+		t.Skip("no CPU time on this platform")
+	}
+	assert.Positive(t, sec, "a busy loop uses CPU time")
+}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/deponent-dev/deponent-action/internal/livetest"
 )
 
 // actionlint checks every workflow in the repository and action.yml.
@@ -42,11 +44,7 @@ func findActionlint(t *testing.T) string {
 			}
 		}
 	}
-	msg := "actionlint is not installed (go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12)"
-	if os.Getenv(requireActionlintEnv) == "1" {
-		t.Fatalf("ACTIONLINT REQUIRED (%s=1): %s", requireActionlintEnv, msg)
-	}
-	t.Skipf("SKIPPING ACTIONLINT CHECKS — %s; set %s=1 to make this a failure", msg, requireActionlintEnv)
+	livetest.Skip(t, requireActionlintEnv, "actionlint is not installed (go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12)")
 	return ""
 }
 
@@ -394,7 +392,7 @@ func TestActionlintReadsActionYML(t *testing.T) {
 }
 
 // ActionOutputs are the outputs the binary sets and action.yml maps.
-var ActionOutputs = []string{"outcome", "receipt-id", "receipt-path", "receipts-dir", "chain-head", "entries", "allowed", "blocked"}
+var ActionOutputs = []string{"outcome", "receipt-id", "receipt-path", "receipts-dir", "artifact-name", "chain-head", "entries", "allowed", "blocked", "step-errors"}
 
 // TestActionYMLMatchesTheBinary: action.yml declares exactly the inputs of
 // Inputs, in order, with the same defaults, passes each to the binary as
@@ -460,7 +458,10 @@ func TestActionYMLMatchesTheBinary(t *testing.T) {
 		"uses: actions/attest-build-provenance@", "if: always() && inputs.attest == 'true' && steps.run.outputs.receipt-path != ''",
 		"subject-path: ${{ steps.run.outputs.receipt-path }}",
 		"uses: actions/upload-artifact@", "if-no-files-found: error", "if: always() && inputs.upload-artifact == 'true'",
-		"format('deponent-receipts-{0}-{1}', github.job, github.run_attempt)",
+		"name: ${{ steps.run.outputs.artifact-name }}",
+		"DEPONENT_MATRIX: ${{ toJSON(matrix) }}", "DEPONENT_CHECK_RUN_ID: ${{ job.check_run_id }}",
+		"if: always() && steps.bwrap.outputs.apparmor-userns-restore != ''",
+		`sudo -n sysctl -w "kernel.apparmor_restrict_unprivileged_userns=$RESTORE"`,
 		"if: runner.os == 'Windows'", "if: runner.os == 'Linux'",
 		"sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap", "kernel.apparmor_restrict_unprivileged_userns=0",
 	} {

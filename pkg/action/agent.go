@@ -120,30 +120,56 @@ func (r *runner) checkAgentReceipt(path string, gov evidence.Governance) error {
 // onCall records a governed call as a row and logs it; it also stops an
 // agent that keeps calling past the limit.
 func (r *runner) onCall(stop func()) func(int64, kernel.Call, kernel.ActResult) {
-	return func(_ int64, call kernel.Call, res kernel.ActResult) {
+	return func(n int64, call kernel.Call, res kernel.ActResult) {
 		r.live.mu.Lock()
 		defer r.live.mu.Unlock()
-		row := r.liveRow(res, call)
+		file, rel := r.liveOutput(n)
+		row := r.liveRow(res, call, rel)
 		r.live.rows = append(r.live.rows, row)
-		r.logRow(row, res)
+		s := &stepLog{r: r, file: file, rel: rel}
+		if r.rep.gh {
+			// Opened after the call: concurrent calls have no live output,
+			// and the entry's index is known only once it is recorded.
+			s.token = r.rep.openGroup(fmt.Sprintf("#%d %s %s: %s", row.Entry, textsafe.OneLine(call.Agent),
+				textsafe.Clip(call.Tool, 20), textsafe.Clip(textsafe.OneLine(row.Target), 120)))
+		}
+		s.end(row, res)
 		if stop != nil && r.live.server != nil && r.live.server.LimitRefusals() > floodGrace {
 			stop()
 		}
 	}
 }
 
+// liveOutput is where call n's full output is kept beside the receipt
+// (mcp-call-NNNN.log in the outputs directory: a live session's calls
+// are concurrent, so the entry's index is not known when the command
+// starts; the row and the log name the file), "" in a dry run.
+func (r *runner) liveOutput(n int64) (file, rel string) {
+	if r.outputDir == "" || r.cfg.DryRun {
+		return "", ""
+	}
+	name := fmt.Sprintf("mcp-call-%04d.log", n)
+	return filepath.Join(r.outputDir, name), filepath.ToSlash(filepath.Join(r.cfg.Producer, filepath.Base(r.outputDir), name))
+}
+
 // liveRow is record's row for a call of a live session: its entry index
 // is the one the Cell saw (calls are concurrent).
-func (r *runner) liveRow(res kernel.ActResult, call kernel.Call) Row {
+func (r *runner) liveRow(res kernel.ActResult, call kernel.Call, rel string) Row {
 	row := Row{
 		Entry: int(res.Seq), Kind: RowStep, Agent: call.Agent, Tool: call.Tool, Target: target(call),
 		Verdict: res.Decision.Verdict, Class: res.Decision.BlastClass, Reason: res.Decision.Reason,
 		Executed: res.Executed, Duration: res.Duration, Source: "mcp",
 	}
+	if res.OutputFile != "" {
+		row.OutputFile = rel
+	}
 	if res.Entry.Kind() == canon.Object {
 		row.Verdict = evidence.Verdict(evidence.EntryString(res.Entry, evidence.FieldVerdict))
 		row.Class = evidence.Class(evidence.EntryString(res.Entry, evidence.FieldBlastClass))
 		row.Reason = evidence.EntryString(res.Entry, evidence.FieldReason)
+		if e, err := evidence.ReadEntry(res.Entry); err == nil {
+			row.Tampered = e.Tampered
+		}
 	} else {
 		r.fatal = errors.Join(r.fatal, fmt.Errorf("entry for %s %s was not recorded: %v", call.Agent, call.Tool, res.Err))
 	}
@@ -173,7 +199,11 @@ func (r *runner) finishLive() {
 func (r *runner) newServer(agentName string, stop func()) (*mcpserver.Server, error) {
 	r.live = &liveState{}
 	srv, err := mcpserver.New(mcpserver.Options{Cell: r.cell, Agent: agentName, MaxToolCalls: r.cfg.Agent.MaxToolCalls,
-		DryRun: r.cfg.DryRun, OnCall: r.onCall(stop)})
+		DryRun: r.cfg.DryRun, OnCall: r.onCall(stop),
+		Output: func(n int64, _ kernel.Call) kernel.Output {
+			file, _ := r.liveOutput(n)
+			return kernel.Output{File: file}
+		}})
 	if err != nil {
 		return nil, err
 	}

@@ -221,8 +221,7 @@ func (r *runner) runCanary(ctx context.Context, c canary) {
 			c.cleanup()
 		}
 	}()
-	res := r.cell.Do(ctx, c.call)
-	r.record(res, c.call, RowCanary, c.name)
+	r.act(ctx, c.call, RowCanary, c.name, "")
 	if c.check == nil {
 		return
 	}
@@ -235,7 +234,8 @@ func (r *runner) runCanary(ctx context.Context, c canary) {
 		row := Row{Entry: int(r.ledger.Len() - 1), Kind: RowCheck, Canary: c.name, Agent: evidence.AgentCanary,
 			Tool: "host_check", Target: c.name, Verdict: evidence.VerdictAllow, Class: "harness-observation", Err: what}
 		r.rows = append(r.rows, row)
-		r.logRow(row, kernel.ActResult{})
+		call := kernel.Call{Tool: evidence.ToolHostCheck, Params: map[string]any{"canary": c.name}, Agent: evidence.AgentCanary}
+		r.beginStep(row.Entry, RowCheck, c.name, call).end(row, kernel.ActResult{})
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/deponent-dev/deponent-action/internal/livetest"
 	"github.com/deponent-dev/deponent-action/pkg/evidence"
 	"github.com/deponent-dev/deponent-action/pkg/gate"
 	"github.com/deponent-dev/deponent-action/pkg/jail"
@@ -44,10 +45,7 @@ func newCanaryFixture(t *testing.T) canaryFixture {
 func needPython(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
-		if os.Getenv(requireJailEnv) == "1" {
-			t.Fatalf("python3 is required: %v", err)
-		}
-		t.Skipf("SKIPPING: python3 is not on PATH: %v", err)
+		livetest.Skip(t, requireJailEnv, "python3, which the canary probes run, is not on PATH")
 	}
 }
 
@@ -79,10 +77,7 @@ func liveJail(t *testing.T) jail.Backend {
 	t.Helper()
 	b, err := jail.Select("auto", jail.Options{})
 	if err != nil {
-		if os.Getenv(requireJailEnv) == "1" {
-			t.Fatalf("LIVE JAIL REQUIRED (%s=1) but unusable: %v", requireJailEnv, err)
-		}
-		t.Skipf("SKIPPING: no jail works here (set %s=1 to make this a failure): %v", requireJailEnv, err)
+		livetest.Skip(t, requireJailEnv, "no jail works here: "+err.Error())
 	}
 	return b
 }

@@ -29,6 +29,7 @@ const (
 	InCanaries           = "canaries"
 	InVerifyCommand      = "verify-command"
 	InOnBlock            = "on-block"
+	InFailOnStepErr      = "fail-on-step-error"
 	InReceiptsDir        = "receipts-dir"
 	InProducer           = "producer"
 	InModel              = "model"
@@ -69,6 +70,7 @@ var Inputs = []InputSpec{
 	{Name: InCanaries, Default: "true", Usage: "attempt rogue actions first and require that each is stopped", bool: true},
 	{Name: InVerifyCommand, Arg: "CMD", Usage: "command the harness runs itself after the agent's steps, gated and jailed (e.g. the test suite)"},
 	{Name: InOnBlock, Arg: "fail|continue", Default: "fail", Usage: "fail | continue: whether a blocked agent step fails the run"},
+	{Name: InFailOnStepErr, Default: "false", Usage: "an agent step that failed (non-zero exit, killed, error) fails the run; by default it is counted and shown, and the verify command decides", bool: true},
 	{Name: InReceiptsDir, Arg: "DIR", Usage: "where receipts and the ledger go, outside the sandbox (default: $RUNNER_TEMP/deponent-receipts, locally a new temporary directory)"},
 	{Name: InProducer, Arg: "NAME", Default: "deponent", Usage: "receipt producer name: a subdirectory of receipts-dir ([A-Za-z0-9._-], 1-128)"},
 	{Name: InModel, Arg: "NAME", Usage: "model that drove the agent, recorded in the receipt"},
@@ -80,9 +82,9 @@ var Inputs = []InputSpec{
 	{Name: InAgentTimeout, Arg: "DURATION", Default: "30m", Usage: "kill the agent and its processes after this long (Go duration, e.g. 45m); the run then fails"},
 	{Name: InMaxToolCalls, Arg: "N", Default: "500", Usage: "tool calls the agent may make; every later call is refused and recorded, and the run fails"},
 	{Name: InAllowUnjailedAgent, Default: "false", Usage: "run the agent process without the agent jail where none is available (recorded in the receipt and the summary)", bool: true},
-	{Name: InSessionID, Arg: "ID", Usage: "receipt session id (default: RUN_ID-RUN_ATTEMPT-JOB in Actions, else random)"},
+	{Name: InSessionID, Arg: "ID", Usage: "receipt session id (default: RUN_ID-RUN_ATTEMPT-JOB and, in a matrix or where the job's check run id is known, a job key; locally random)"},
 	{Name: InUploadArtifact, Default: "true", Usage: "action.yml only: upload receipts-dir as a workflow artifact", bool: true},
-	{Name: InArtifactName, Arg: "NAME", Usage: "action.yml only: artifact name (default: deponent-receipts-<job>-<run attempt>)"},
+	{Name: InArtifactName, Arg: "NAME", Usage: "action.yml only: artifact name (default: deponent-receipts-<job>[-<job key>][-<n>]-<run attempt>, unique per job, matrix leg and attempt)"},
 	{Name: InAttest, Default: "false", Usage: "action.yml only: attest the receipt with actions/attest-build-provenance (needs id-token: write, attestations: write)", bool: true},
 }
 
@@ -120,6 +122,7 @@ type Config struct {
 	Canaries        bool
 	VerifyCommand   string
 	OnBlockContinue bool
+	FailOnStepError bool
 	ReceiptsDir     string // as given (resolved later); "" means the default
 	Producer        string
 	Model           string
@@ -304,6 +307,7 @@ func buildConfigFor(raw map[string]string, explicit map[string]bool, demo, serve
 	c.DryRun = boolIn(InDryRun)
 	c.Canaries = boolIn(InCanaries)
 	c.UploadArtifact = boolIn(InUploadArtifact)
+	c.FailOnStepError = boolIn(InFailOnStepErr)
 	c.Attest = boolIn(InAttest)
 	if err != nil {
 		return nil, err
@@ -398,17 +402,32 @@ func parseBool(name, v string) (bool, error) {
 
 var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-// defaultSessionID is RUN_ID-RUN_ATTEMPT-JOB in Actions (sanitized), else a
-// random local id.
+// defaultSessionID is RUN_ID-RUN_ATTEMPT-JOB[-KEY] in Actions (sanitized;
+// KEY is the job key of names.go, which tells matrix legs and reusable
+// workflow callers apart), else a random local id. The job id is cut, never
+// the run id, the attempt or the key, so that the id stays unique and
+// leaves room for the -N suffix of a second use in the same job.
 func defaultSessionID(getenv Getenv, demo bool) string {
-	var parts []string
-	for _, k := range []string{"GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT", "GITHUB_JOB"} {
-		if v := getenv(k); v != "" {
-			parts = append(parts, v)
-		}
-	}
 	if getenv("GITHUB_RUN_ID") != "" {
-		if s := sanitizeName(strings.Join(parts, "-")); s != "" {
+		var head []string
+		for _, k := range []string{"GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT"} {
+			if v := getenv(k); v != "" {
+				head = append(head, v)
+			}
+		}
+		h := sanitizeName(strings.Join(head, "-"))
+		key := jobKey(getenv)
+		job := sanitizeName(getenv("GITHUB_JOB"))
+		if room := maxDefaultSession - len(h) - len(key) - 2; len(job) > room {
+			job = strings.TrimRight(job[:max(room, 0)], "._-")
+		}
+		s := h
+		for _, p := range []string{job, key} {
+			if p != "" {
+				s += "-" + p
+			}
+		}
+		if s = sanitizeName(s); s != "" {
 			return s
 		}
 	}
@@ -418,6 +437,10 @@ func defaultSessionID(getenv Getenv, demo bool) string {
 	}
 	return prefix + randomHex(6)
 }
+
+// maxDefaultSession leaves a derived session id room for a "-N" suffix
+// within the 128 characters of a session id.
+const maxDefaultSession = 110
 
 // sanitizeName maps s into [A-Za-z0-9._-], starting with a letter or digit,
 // at most 128 characters; "" when nothing usable is left.

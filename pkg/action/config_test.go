@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -187,4 +188,44 @@ func TestResolveExisting(t *testing.T) {
 	got, err := resolveExisting(filepath.Join(root, "l", "x", "y"))
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(root, "real", "x", "y"), got)
+}
+
+// TestDefaultNames: the job key, the session id and the artifact name
+// derived from what a composite action sees of the job.
+func TestDefaultNames(t *testing.T) {
+	env := map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_RUN_ID": "77", "GITHUB_RUN_ATTEMPT": "3", "GITHUB_JOB": "agent"}
+	get := envOf(env)
+	assert.Equal(t, "", jobKey(get), "no matrix, no check run id")
+	assert.Equal(t, "77-3-agent", defaultSessionID(get, false))
+	assert.Equal(t, "deponent-receipts-agent-3", defaultArtifactName(get, "77-3-agent", true, 1))
+	assert.Equal(t, "deponent-receipts-agent-2-3", defaultArtifactName(get, "77-3-agent-2", true, 2))
+	assert.Equal(t, "deponent-receipts-my-session-3", defaultArtifactName(get, "my-session", false, 1), "a given session id names the artifact")
+
+	env[EnvMatrix] = "null"
+	assert.Equal(t, "", jobKey(get), "toJSON(matrix) outside a matrix")
+	env[EnvMatrix] = `{"os": "linux"}`
+	k1 := jobKey(get)
+	assert.Regexp(t, `^k[0-9a-f]{8}$`, k1)
+	env[EnvMatrix] = `{"os": "macos"}`
+	assert.NotEqual(t, k1, jobKey(get), "another leg")
+	env[EnvCheckRunID] = "123"
+	k3 := jobKey(get)
+	env[EnvCheckRunID] = "124"
+	assert.NotEqual(t, k3, jobKey(get), "another job execution")
+	assert.Equal(t, "77-3-agent-"+jobKey(get), defaultSessionID(get, false))
+	assert.Equal(t, "deponent-receipts-my-session-"+jobKey(get)+"-3", defaultArtifactName(get, "my-session", false, 1))
+
+	// A long job id is cut; the run, the attempt and the key are kept, and
+	// there is room for a -N suffix.
+	env["GITHUB_JOB"] = strings.Repeat("j", 300)
+	s := defaultSessionID(get, false)
+	assert.LessOrEqual(t, len(s), 110)
+	assert.True(t, strings.HasPrefix(s, "77-3-jjj"))
+	assert.True(t, strings.HasSuffix(s, "-"+jobKey(get)))
+	a := defaultArtifactName(get, s, true, 1)
+	assert.True(t, strings.HasSuffix(a, "-"+jobKey(get)+"-3"), a)
+	assert.LessOrEqual(t, len(a), len(ArtifactPrefix)+180)
+
+	// Outside Actions there is no artifact.
+	assert.Equal(t, "", defaultArtifactName(envOf(nil), "local-x", true, 1))
 }

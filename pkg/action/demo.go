@@ -118,7 +118,13 @@ func RunDemo(ctx context.Context, cfg *Config, opt Options) int {
 			fmt.Fprintf(out, "         re-verified from disk by the verifier's code: %d entries re-linked,\n         content hash and outcome recomputed\n", res.Assessment.Entries)
 		}
 		fmt.Fprintln(out, "verify it yourself (tamper-evident, hash-chained — not signed):")
-		fmt.Fprintf(out, "  go run ./cmd/deponent-verify %s\n", shellQuote(res.ReceiptPath))
+		// The verifier is strict: it asks for the outcome this run reached,
+		// and a dry run ran nothing, so nothing ran jailed.
+		flags := outcomeFlag(res.Outcome)
+		if res.Outcome == evidence.OutcomeDryRun {
+			flags += "--allow-unjailed "
+		}
+		fmt.Fprintf(out, "  go run ./cmd/deponent-verify %s%s\n", flags, shellQuote(res.ReceiptPath))
 	}
 	if len(problems) > 0 {
 		return ExitFail
@@ -135,7 +141,12 @@ func demoCheck(res *Result) []string {
 	}
 	// The verifier's own code: chain, content hash, stored summary, and the
 	// outcome recomputed from the chain.
-	rep, err := verify.Run([]string{res.ReceiptPath}, verify.DefaultOptions())
+	opts := verify.DefaultOptions()
+	opts.RequireOutcome = res.Outcome // exactly what the run concluded, recomputed
+	if res.Outcome == evidence.OutcomeDryRun {
+		opts.AllowUnjailed = true // nothing ran, so nothing ran jailed
+	}
+	rep, err := verify.Run([]string{res.ReceiptPath}, opts)
 	if err != nil {
 		return []string{"deponent-verify: " + err.Error()}
 	}
@@ -179,4 +190,14 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// outcomeFlag is the verifier flag that asks for a run's own outcome when
+// it is not GOVERNED_PASS (which the verifier requires by default): the
+// receipt then verifies as what it is, never as a pass.
+func outcomeFlag(o evidence.Outcome) string {
+	if o == "" || o == evidence.OutcomePass {
+		return ""
+	}
+	return "--require-outcome " + string(o) + " "
 }

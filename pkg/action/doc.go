@@ -34,7 +34,12 @@
 //     the probe reported;
 //  3. runs the agent's steps through the Cell in order, one ledger entry
 //     each, blocks included; the ledger is written durably (fsync per entry)
-//     beside the receipts as the run goes. With a live agent (agent,
+//     beside the receipts as the run goes. Each action's log opens before
+//     it runs (a ::group:: in Actions, a start line locally); a command's
+//     output is copied in live, bounded (LiveBytes), and its full output is
+//     kept beside the receipt (outputs-<session>/entry-<NNNN>.log, whose
+//     sha256 the entry records) — both through the jail
+//     (kernel.Call.Output → jail.Spec.OutputFile, Spec.Live). With a live agent (agent,
 //     agent-command; agent.go) the steps are the agent's tool calls instead:
 //     the governed MCP server (pkg/mcpserver) is hosted on a private Unix
 //     socket outside the agent jail, the agent runs in the agent jail
@@ -54,8 +59,16 @@
 //  4. runs the verify command as evidence.AgentHarness, through the same gate
 //     and jail, after the agent's steps;
 //  5. re-links the chain and judges it with evidence.Assess — the single
-//     definition of GOVERNED_PASS, which the verifier recomputes from the
-//     receipt's signed governance object;
+//     definition of the outcome, which the verifier recomputes from the
+//     receipt's signed governance object: GOVERNED_PASS when the chain is
+//     intact, the canaries held, no action was tampered or refused for want
+//     of a jail, every block was allowed by on-block, and the verify
+//     command ran and passed; GOVERNED_UNVERIFIED when all of that held but
+//     no verify command was configured; GOVERNED_DRY_RUN for a dry run;
+//     GOVERNED_FAIL otherwise. An agent step that ran and failed is
+//     testimony, not a verdict — agents run the tests, see them fail and
+//     fix the code: it is counted (step-errors) and shown, and fails the
+//     run only with fail-on-step-error;
 //  6. builds and persists the receipt outside the sandbox, with provenance
 //     binding it to the repository, commit, ref, workflow, run, attempt,
 //     job, runner, jail, policy hash and tool version; re-verifies it from
@@ -63,18 +76,26 @@
 //     marks a run that did not finish).
 //
 // Exit 0 means GOVERNED_PASS with a verified receipt on disk; everything
-// else exits 1 (GOVERNED_FAIL, GOVERNED_DRY_RUN, a receipt that could not be
-// written), bad inputs exit 2. The log fences everything the agent controls
-// between ::stop-commands:: and a random token so that it cannot issue
-// workflow commands; the job summary escapes it.
+// else exits 1 (GOVERNED_UNVERIFIED, GOVERNED_FAIL, GOVERNED_DRY_RUN, a
+// receipt that could not be written), bad inputs exit 2. The log fences
+// everything the agent controls between ::stop-commands:: and a random
+// token so that it cannot issue workflow commands; the job summary escapes
+// it.
+//
+// Receipt ids and artifact names are unique per job execution: the default
+// session id and artifact name carry the run attempt and a job key, a hash
+// of the matrix leg and the job's check run id that action.yml passes in
+// (names.go); the binary reports the artifact name it chose (output
+// artifact-name) and action.yml's upload step uses it.
 //
 // # What a pass proves, and what it does not
 //
 // A GOVERNED_PASS receipt shows that every recorded action went through the
 // gate before it ran, that the gate and (when jailed) the jail stopped the
-// canaries on this runner, that every executed step and the harness's own
-// verify command succeeded, and that the record was not edited after it
-// was written. It does not prove authorship: the ledger is tamper-evident
+// canaries on this runner (when canaries ran), that the harness's own
+// verify command succeeded after the agent's steps, and that the record
+// was not edited after it was written. It does not show that every agent
+// step succeeded: failed steps are counted in the receipt (step_errors). It does not prove authorship: the ledger is tamper-evident
 // and hash-chained, not signed, and the receipt's "signature" is a content
 // hash — whoever controls the runner can write a consistent forgery. It
 // says nothing about actions that bypassed the harness, about what an

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/deponent-dev/deponent-action/internal/livetest"
 	"github.com/deponent-dev/deponent-action/pkg/canon"
 	"github.com/deponent-dev/deponent-action/pkg/evidence"
 	"github.com/deponent-dev/deponent-action/pkg/jail"
@@ -32,7 +33,7 @@ var (
 )
 
 // requireJailEnv makes an unusable jail a failure instead of a skip (CI).
-const requireJailEnv = "DEPONENT_REQUIRE_JAIL"
+const requireJailEnv = livetest.RequireJailEnv
 
 func TestMain(m *testing.M) {
 	// In-process runs of a live agent start this test binary as the relay
@@ -66,7 +67,7 @@ func TestMain(m *testing.M) {
 		} else {
 			verifyNote = "cmd/deponent-verify has no Go files yet (the verifier has not landed)"
 		}
-		return m.Run()
+		return livetest.Main(m, "pkg/action")
 	}()
 	os.Exit(code)
 }
@@ -237,22 +238,16 @@ func readOutputs(t *testing.T, path string) map[string]string {
 	return out
 }
 
-// requireJail skips loudly when no jail works here, or fails under
-// DEPONENT_REQUIRE_JAIL=1.
+// requireJail skips loudly when no jail works here (internal/livetest),
+// or fails under DEPONENT_REQUIRE_JAIL=1.
 func requireJail(t *testing.T) string {
 	t.Helper()
 	b, err := jail.Select("auto", jail.Options{})
 	if err != nil {
-		if os.Getenv(requireJailEnv) == "1" {
-			t.Fatalf("LIVE JAIL REQUIRED (%s=1) but unusable: %v", requireJailEnv, err)
-		}
-		t.Skipf("SKIPPING: no jail works here (set %s=1 to make this a failure): %v", requireJailEnv, err)
+		livetest.Skip(t, requireJailEnv, "no jail works here: "+err.Error())
 	}
 	if _, err := exec.LookPath("python3"); err != nil {
-		if os.Getenv(requireJailEnv) == "1" {
-			t.Fatalf("python3 is required by the jailed end-to-end tests: %v", err)
-		}
-		t.Skipf("SKIPPING: python3 is not on PATH: %v", err)
+		livetest.Skip(t, requireJailEnv, "python3, which the jailed end-to-end tests run, is not on PATH")
 	}
 	return b.Name()
 }
@@ -306,11 +301,14 @@ func verifierAccepts(t *testing.T, path, sha, repo string, extra ...string) {
 		}
 		return code, string(out)
 	}
+	if len(extra) == 0 {
+		extra = []string{"--chain-only"} // the chain and the binding, whatever the outcome (the verifier is strict by default)
+	}
 	args := append([]string{"--expect-commit", sha, "--expect-repo", repo}, extra...)
 	code, out := run(append(args, path)...)
 	require.Equal(t, 0, code, "deponent-verify --expect-commit %s must accept the receipt:\n%s", sha, out)
 	other := strings.Repeat("f", 40)
-	code, out = run("--expect-commit", other, path)
+	code, out = run(append(append([]string{"--expect-commit", other}, extra...), path)...)
 	require.Equal(t, 1, code, "deponent-verify must refuse the receipt for another commit:\n%s", out)
 }
 

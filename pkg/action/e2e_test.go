@@ -2,17 +2,22 @@ package action
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/deponent-dev/deponent-action/internal/livetest"
 	"github.com/deponent-dev/deponent-action/internal/version"
 	"github.com/deponent-dev/deponent-action/pkg/evidence"
 	"github.com/deponent-dev/deponent-action/pkg/gate"
@@ -69,9 +74,22 @@ func TestE2EPassingPlan(t *testing.T) {
 	verifierAccepts(t, o["receipt-path"], testSHA, f.Repo, "--require-outcome", string(evidence.OutcomePass), "--require-jailed")
 
 	// The working ledger was retired once the receipt held its chain: the
-	// artifact is receipts, an index and LATEST.
+	// artifact is the receipt, an index, LATEST and the full output of
+	// every executed command, each the file its entry's hash names.
 	assert.NoFileExists(t, filepath.Join(receipts, "deponent", "ledger-4242-1-build.jsonl"))
-	assert.Len(t, dirEntries(t, receipts), 3)
+	outs, _ := filepath.Glob(filepath.Join(receipts, "deponent", "outputs-4242-1-build", "entry-*.log"))
+	assert.Len(t, dirEntries(t, receipts), 3+len(outs))
+	assert.Equal(t, int(v.A.Commands), len(outs), "one file per executed command")
+	for _, p := range outs {
+		var i int
+		_, err := fmt.Sscanf(filepath.Base(p), "entry-%04d.log", &i)
+		require.NoError(t, err)
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		sum := sha256.Sum256(b)
+		h, _ := field(v.R.Entries[i], evidence.FieldOutcomeSHA256)
+		assert.Equal(t, hex.EncodeToString(sum[:]), h, "%s is what entry %d testifies to", p, i)
+	}
 
 	// What the agent did happened, in the sandbox.
 	assert.FileExists(t, filepath.Join(f.Workspace, "deponent-ci-smoke", "wordcount.py"))
@@ -191,8 +209,10 @@ func TestE2EBlockedStep(t *testing.T) {
 }
 
 // TestE2EFailingStep: an agent's step that exits non-zero is testimony,
-// not a verdict: it is counted and shown, and the outcome rests on the
-// out-of-band verify command.
+// not a verdict: it is counted (output step-errors) and shown (a
+// ::warning, the summary), and the outcome rests on the out-of-band verify
+// command. With fail-on-step-error it fails the run, and the receipt says
+// so.
 func TestE2EFailingStep(t *testing.T) {
 	t.Parallel()
 	requireJail(t)
@@ -201,17 +221,125 @@ func TestE2EFailingStep(t *testing.T) {
 	r := f.Run()
 	assert.Equal(t, 0, r.Code)
 	assert.Equal(t, string(evidence.OutcomePass), r.Outputs["outcome"])
-	assert.Contains(t, r.Stdout, "::error title=Deponent%3A step failed::entry 0 (agent, run_cmd): python3 -c 'raise SystemExit(3)' → exit 3")
+	assert.Equal(t, "1", r.Outputs["step-errors"])
+	assert.Contains(t, r.Stdout, "::warning title=Deponent%3A step failed::entry 0 (agent, run_cmd): python3 -c 'raise SystemExit(3)' → exit 3 — counted and shown; it does not fail the run")
+	assert.NotContains(t, r.Stdout, "::error")
+	assert.Contains(t, r.Stdout, "1 agent step(s) failed along the way — testimony, not a verdict")
+	assert.Contains(t, r.Summary, "1 agent step(s) failed along the way: that is testimony, not a verdict")
+	assert.Contains(t, r.Summary, "| agent steps that failed | 1 (fail-on-step-error: `false`) |")
+	assert.Contains(t, r.Summary, "canaries were off (`canaries: false`)")
+	assert.NotContains(t, r.Summary, "every canary was stopped", "canaries off: the summary does not claim they held")
 	v := verifyReceipt(t, r.Outputs["receipt-path"])
 	assert.Equal(t, int64(1), v.A.StepErrors)
+	assert.False(t, v.Gov.FailOnStepError)
 	verifierAccepts(t, r.Outputs["receipt-path"], testSHA, f.Repo)
 
-	// Without a verify command nothing independent checked the result.
+	// fail-on-step-error: the old rule, chosen and recorded.
 	g := newActionsRun(t)
-	g.Input("steps", "python3 -c 'raise SystemExit(3)'\nls").Input("canaries", "false")
+	g.Input("steps", "python3 -c 'raise SystemExit(3)'\nls").Input("canaries", "false").Input("verify-command", "true").
+		Input("fail-on-step-error", "true")
 	r = g.Run()
 	assert.Equal(t, 1, r.Code)
+	assert.Equal(t, string(evidence.OutcomeFail), r.Outputs["outcome"])
+	assert.Equal(t, "1", r.Outputs["step-errors"])
+	assert.Contains(t, r.Stdout, "::error title=Deponent%3A step failed (fail-on-step-error)::entry 0 (agent, run_cmd)")
+	assert.Contains(t, r.Stdout, "step 0 exited 3 (fail-on-step-error)")
+	v = verifyReceipt(t, r.Outputs["receipt-path"])
+	assert.True(t, v.Gov.FailOnStepError)
+	assert.Equal(t, evidence.OutcomeFail, v.R.Outcome)
+}
+
+// TestE2EUnverified: a run that held everything but had no verify command
+// is GOVERNED_UNVERIFIED — nothing independent of the agent checked the
+// result — and exits 1: only GOVERNED_PASS exits 0. The log, the
+// annotation, the outputs and the summary use the exact outcome name and
+// say why.
+func TestE2EUnverified(t *testing.T) {
+	t.Parallel()
+	requireJail(t)
+	f := newActionsRun(t)
+	f.Input("steps", "python3 -c 'raise SystemExit(3)'\nls")
+	r := f.Run()
+	assert.Equal(t, 1, r.Code)
 	assert.Equal(t, string(evidence.OutcomeUnverified), r.Outputs["outcome"])
+	assert.Equal(t, "1", r.Outputs["step-errors"])
+	assert.Contains(t, r.Stdout, "\nGOVERNED_UNVERIFIED — ")
+	assert.Contains(t, r.Stdout, "::warning title=Deponent%3A GOVERNED_UNVERIFIED::GOVERNED_UNVERIFIED: no verify-command was configured, so nothing independent of the agent checked the result; this is never a pass and the step exits 1 (only GOVERNED_PASS exits 0)")
+	assert.NotContains(t, r.Stdout, "::error")
+	assert.Contains(t, r.Summary, "## ⚠️ Deponent: GOVERNED\\_UNVERIFIED")
+	assert.Contains(t, r.Summary, "**no `verify-command` was configured**")
+	assert.Contains(t, r.Summary, "every canary was stopped, by the gate and by the jail")
+	assert.Contains(t, r.Summary, "the outcome is `GOVERNED_UNVERIFIED` at best, never a pass")
+	assert.NotContains(t, r.Summary, "Why not GOVERNED_PASS", "nothing failed; the verify command is what is missing")
+	v := verifyReceipt(t, r.Outputs["receipt-path"])
+	assert.Equal(t, evidence.OutcomeUnverified, v.R.Outcome)
+	assert.Empty(t, v.A.Reasons)
+}
+
+// TestE2EFixThenRetest is issue 14's plan, as an agent works: run the
+// tests (they fail), fix calc.py with write_file — the same size, right
+// after the failing run, so the fix lands within a second of the bytecode
+// the run may have left — run the tests again (they pass), and the
+// harness's verify command passes: GOVERNED_PASS, with the failed run
+// counted as testimony.
+func TestE2EFixThenRetest(t *testing.T) {
+	t.Parallel()
+	requireJail(t)
+	f := newActionsRun(t)
+	require.NoError(t, os.WriteFile(filepath.Join(f.Workspace, "calc.py"), []byte("def add(a, b):\n    return a - b\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(f.Workspace, "test_calc.py"), []byte(
+		"import unittest\nimport calc\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(calc.add(2, 3), 5)\n"), 0o644))
+	plan := filepath.Join(f.RunnerTemp, "plan.jsonl")
+	require.NoError(t, os.WriteFile(plan, []byte(
+		`{"tool": "run_cmd", "params": {"cmd": "python3 -m py_compile calc.py"}}`+"\n"+
+			`{"tool": "run_cmd", "params": {"cmd": "python3 -m unittest -q test_calc"}}`+"\n"+
+			`{"tool": "write_file", "params": {"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"}}`+"\n"+
+			`{"tool": "run_cmd", "params": {"cmd": "python3 -m unittest -q test_calc"}}`+"\n"), 0o644))
+	f.Input("plan", plan).Input("verify-command", "python3 -m unittest -q test_calc")
+	r := f.Run()
+	require.Equal(t, 0, r.Code)
+	assert.Equal(t, string(evidence.OutcomePass), r.Outputs["outcome"])
+	assert.Equal(t, "1", r.Outputs["step-errors"], "the first test run failed, as it should have")
+	v := verifyReceipt(t, r.Outputs["receipt-path"])
+	assert.True(t, v.A.VerifyPassed)
+	steps := entriesBy(v.R, DefaultAgent)
+	require.Len(t, steps, 4)
+	code, _ := field(steps[1], evidence.FieldExitCode)
+	assert.NotEqual(t, "0", code, "the tests failed before the fix")
+	code, _ = field(steps[3], evidence.FieldExitCode)
+	assert.Equal(t, "0", code, "and passed after it")
+	assert.Contains(t, r.Summary, "1 agent step(s) failed along the way")
+	verifierAccepts(t, r.Outputs["receipt-path"], testSHA, f.Repo, "--require-outcome", string(evidence.OutcomePass))
+}
+
+// TestE2EMakeInputRewritten: a Makefile target whose input write_file
+// rewrites right after make built it (same size) is rebuilt, and the
+// verify command (make check) passes. make is allowlisted by the policy.
+func TestE2EMakeInputRewritten(t *testing.T) {
+	t.Parallel()
+	requireJail(t)
+	if _, err := exec.LookPath("make"); err != nil {
+		livetest.Skip(t, requireJailEnv, "make is not on PATH")
+	}
+	f := newActionsRun(t)
+	pol := filepath.Join(f.RunnerTemp, "policy.json")
+	require.NoError(t, os.WriteFile(pol, []byte(`{"extra_allow_heads": ["make"]}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(f.Workspace, "Makefile"), []byte(
+		"out.txt: in.txt\n\tcp in.txt out.txt\n\ncheck: out.txt\n\tcmp in.txt out.txt\n\tgrep -q v2 out.txt\n"), 0o644))
+	plan := filepath.Join(f.RunnerTemp, "plan.jsonl")
+	require.NoError(t, os.WriteFile(plan, []byte(
+		`{"tool": "write_file", "params": {"path": "in.txt", "content": "v1\n"}}`+"\n"+
+			`{"tool": "run_cmd", "params": {"cmd": "make out.txt"}}`+"\n"+
+			`{"tool": "write_file", "params": {"path": "in.txt", "content": "v2\n"}}`+"\n"+
+			`{"tool": "run_cmd", "params": {"cmd": "make out.txt"}}`+"\n"), 0o644))
+	f.Input("plan", plan).Input("policy", pol).Input("verify-command", "make check")
+	r := f.Run()
+	require.Equal(t, 0, r.Code)
+	assert.Equal(t, string(evidence.OutcomePass), r.Outputs["outcome"])
+	assert.Equal(t, "0", r.Outputs["step-errors"])
+	b, err := os.ReadFile(filepath.Join(f.Workspace, "out.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "v2\n", string(b))
 }
 
 // TestE2EFailingVerifyCommand: the agent's steps all succeed, but the
@@ -407,7 +535,7 @@ func TestE2EBadInputs(t *testing.T) {
 			p := filepath.Join(f.RunnerTemp, "policy.json")
 			require.NoError(t, os.WriteFile(p, []byte(`{"alow_heads": ["ls"]}`), 0o644))
 			f.Input("steps", "ls").Input("policy", p)
-		}, []string{`input "policy": `, `alow_heads`}},
+		}, []string{`input "policy": `, `alow_heads`, `docs/policy.md`}},
 		{"steps only comments", func(f *fakeRun) { f.Input("steps", "# nothing\n\n") },
 			[]string{`input "steps": has no commands`}},
 		{"unknown flag", func(f *fakeRun) {}, []string{`flag provided but not defined: -nope`}},
@@ -503,7 +631,7 @@ func TestE2EDemo(t *testing.T) {
 	m := regexp.MustCompile(`(?m)^receipt: (\S+)$`).FindStringSubmatch(r.Stdout)
 	require.NotNil(t, m, "the demo prints where the receipt is")
 	v := verifyReceipt(t, m[1])
-	assert.Contains(t, r.Stdout, "go run ./cmd/deponent-verify "+m[1])
+	assert.Regexp(t, "go run ./cmd/deponent-verify (--require-outcome GOVERNED_DRY_RUN --allow-unjailed )?"+regexp.QuoteMeta(m[1]), r.Stdout)
 	assert.Contains(t, r.Stdout, "demo: as designed")
 	assert.NotContains(t, r.Stdout, "::", "no workflow commands outside Actions")
 	rogue := 0
@@ -523,7 +651,12 @@ func TestE2EDemo(t *testing.T) {
 		assert.Contains(t, r.Stdout, "NO JAIL IS AVAILABLE HERE")
 	}
 	if verifyBin != "" {
-		code, out := runVerify(t, m[1])
+		// The demo's receipt is bound to no commit; a dry run proves no pass and ran nothing jailed.
+		args := []string{"--allow-any-commit", m[1]}
+		if v.R.Outcome == evidence.OutcomeDryRun {
+			args = append([]string{"--require-outcome", string(evidence.OutcomeDryRun), "--allow-unjailed"}, args...)
+		}
+		code, out := runVerify(t, args...)
 		assert.Equal(t, 0, code, out)
 	}
 	lines := strings.Count(r.Stdout, "\n")
@@ -624,9 +757,261 @@ func TestE2ECrashLeavesTestimony(t *testing.T) {
 	assert.Equal(t, int64(1), l.Len(), "the finished step is on disk")
 	l.Close()
 	files := dirEntries(t, filepath.Join(f.RunnerTemp, "deponent-receipts"))
-	assert.Equal(t, []string{ledger}, files, "no receipt: the run did not finish")
+	outputs := filepath.Join(f.RunnerTemp, "deponent-receipts", "deponent", "outputs-4242-1-build")
+	assert.Equal(t, []string{ledger, filepath.Join(outputs, "entry-0000.log")}, files,
+		"no receipt: the run did not finish; the ledger so far and the finished step's output stay")
 	if verifyBin != "" {
 		code, vout := runVerify(t, "--require-outcome", string(evidence.OutcomePass), filepath.Join(f.RunnerTemp, "deponent-receipts"))
 		assert.Equal(t, 1, code, "an unfinished run does not pass:\n%s", vout)
+	}
+}
+
+// TestE2EMatrixLegsAndReruns: two legs of one matrix job, a re-run of one
+// of them, and a second use of the action in one leg each get their own
+// receipt id and artifact name — with the matrix alone (GitHub Enterprise
+// Server, no check run id) and with check run ids (github.com) — and the
+// attempt is always the name's last part, so deponent-receipts-*-<attempt>
+// selects one attempt. The upload step uses the output artifact-name; the
+// summary's download line names it.
+func TestE2EMatrixLegsAndReruns(t *testing.T) {
+	t.Parallel()
+	type leg struct{ matrix, checkRun, attempt string }
+	legs := []leg{
+		{`{"os": "ubuntu-latest", "python": "3.12"}`, "", "1"},
+		{`{"os": "ubuntu-latest", "python": "3.13"}`, "", "1"},
+		{`{"os": "ubuntu-latest", "python": "3.12"}`, "", "2"}, // "Re-run failed jobs"
+		{`{"os": "ubuntu-latest", "python": "3.12"}`, "51725241954", "1"},
+		{`{"os": "ubuntu-latest", "python": "3.13"}`, "51725241955", "1"},
+		{`{"os": "ubuntu-latest", "python": "3.12"}`, "51725260001", "2"},
+		{"null", "", "1"}, // no matrix, no check run id: the plain name
+	}
+	ids, names := map[string]int{}, map[string]int{}
+	for i, l := range legs {
+		f := newActionsRun(t)
+		f.Input("steps", "ls").Input("dry-run", "true").Input("canaries", "false").
+			Set(EnvMatrix, l.matrix).Set(EnvCheckRunID, l.checkRun).Set("GITHUB_RUN_ATTEMPT", l.attempt)
+		r := f.Run()
+		require.Equal(t, string(evidence.OutcomeDryRun), r.Outputs["outcome"], "leg %d", i)
+		id, name := r.Outputs["receipt-id"], r.Outputs["artifact-name"]
+		ids[id]++
+		names[name]++
+		assert.True(t, strings.HasSuffix(name, "-"+l.attempt), "leg %d: the attempt is last: %s", i, name)
+		assert.Contains(t, id, "_4242-"+l.attempt+"-build", "leg %d", i)
+		if l.matrix == "null" && l.checkRun == "" {
+			assert.Equal(t, "deponent-receipts-build-1", name)
+			assert.True(t, strings.HasSuffix(id, "_4242-1-build"), id)
+		} else {
+			assert.Regexp(t, `^deponent-receipts-build-k[0-9a-f]{8}-[12]$`, name, "leg %d", i)
+			assert.Regexp(t, `_4242-[12]-build-k[0-9a-f]{8}$`, id, "leg %d", i)
+		}
+		assert.Contains(t, r.Summary, "gh run download 4242 -n "+name+" -D receipts")
+
+		if i == 0 {
+			// The action used a second time in the same leg.
+			r2 := f.Run()
+			id2, name2 := readOutputs(t, f.OutputFile)["receipt-id"], readOutputs(t, f.OutputFile)["artifact-name"]
+			require.Equal(t, string(evidence.OutcomeDryRun), readOutputs(t, f.OutputFile)["outcome"], r2.Stdout)
+			assert.Equal(t, strings.TrimSuffix(name, "-1")+"-2-1", name2, "use 2, attempt 1")
+			assert.True(t, strings.HasSuffix(id2, id[strings.Index(id, "_"):]+"-2"), "%s then %s", id, id2)
+			ids[id2]++
+			names[name2]++
+		}
+	}
+	for id, n := range ids {
+		assert.Equal(t, 1, n, "receipt id %s is used %d times", id, n)
+	}
+	for name, n := range names {
+		assert.Equal(t, 1, n, "artifact name %s is used %d times", name, n)
+	}
+	assert.Len(t, names, len(legs)+1)
+
+	// A given artifact name is used as given.
+	f := newActionsRun(t)
+	f.Input("steps", "ls").Input("dry-run", "true").Input("canaries", "false").Input("artifact-name", "mine-1")
+	r := f.Run()
+	assert.Equal(t, "mine-1", r.Outputs["artifact-name"])
+}
+
+// TestE2EWarnsAboutTheSandbox: a checkout that kept its token in
+// .git/config and a hard-linked file are warned about before anything
+// runs, in the log and the job summary; the token never reaches either
+// (Run checks the runner's token value, which this test plants).
+func TestE2EWarnsAboutTheSandbox(t *testing.T) {
+	t.Parallel()
+	f := newActionsRun(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(f.Workspace, ".git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(f.Workspace, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(f.Workspace, ".git", "config"), []byte(
+		"[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic "+f.env["GITHUB_TOKEN"]+"\n"), 0o644))
+	outside := filepath.Join(f.RunnerTemp, "store.js")
+	require.NoError(t, os.WriteFile(outside, []byte("x"), 0o644))
+	require.NoError(t, os.Link(outside, filepath.Join(f.Workspace, "linked.js")))
+	f.Input("steps", "ls").Input("dry-run", "true").Input("canaries", "false")
+	r := f.Run()
+	assert.Contains(t, r.Stdout, "::warning title=Deponent%3A credentials in the sandbox::the sandbox holds credentials that jailed code could read: .git/config: ")
+	assert.Contains(t, r.Stdout, "extraheader")
+	assert.Contains(t, r.Stdout, ". Check out with persist-credentials: false")
+	assert.Contains(t, r.Stdout, "::warning title=Deponent%3A hard links in the sandbox::1 regular file(s) in the sandbox have more than one hard link (e.g. linked.js)")
+	assert.Contains(t, r.Summary, "**Warnings:**")
+	assert.Contains(t, r.Summary, "persist\\-credentials\\: false")
+	assert.Contains(t, r.Summary, "linked\\.js")
+}
+
+// waitScript blocks until the test creates go.txt in the sandbox (at most
+// 80 s, under the 90 s wall-clock cap), printing a line first.
+const waitScript = `import os, sys, time
+print("waiting for go.txt", flush=True)
+for _ in range(800):
+    if os.path.exists("go.txt"):
+        print("released", flush=True)
+        sys.exit(0)
+    time.sleep(0.1)
+sys.exit(3)
+`
+
+// startAction starts the built binary in f's environment and collects its
+// stdout as it comes.
+func startAction(t *testing.T, f *fakeRun, args ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(actionBin, args...)
+	cmd.Dir = f.Workspace
+	for k, v := range f.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return cmd, out
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestE2EProgressWhileAStepRuns: the log says which step is running while
+// it runs — in Actions its ::group:: opens before the command starts;
+// locally a start line — not only once it is over. The step is held until
+// the test has seen that line, so the order is not left to timing.
+func TestE2EProgressWhileAStepRuns(t *testing.T) {
+	t.Parallel()
+	requireJail(t)
+	for _, gh := range []bool{true, false} {
+		f := newActionsRun(t)
+		require.NoError(t, os.WriteFile(filepath.Join(f.Workspace, "wait.py"), []byte(waitScript), 0o644))
+		f.Input("steps", "python3 wait.py").Input("canaries", "false").Input("verify-command", "true")
+		start := "::group::#0 agent run_cmd: python3 wait.py\n"
+		if !gh {
+			f.Set("GITHUB_ACTIONS", "")
+			start = "  #0   ▶      run_cmd    python3 wait.py …\n"
+		}
+		cmd, out := startAction(t, f)
+		require.Eventually(t, func() bool { return strings.Contains(out.String(), start) }, 120*time.Second, 20*time.Millisecond,
+			"the step's start is in the log while it runs (gh=%v):\n%s", gh, out.String())
+		assert.NotContains(t, out.String(), "→ exit", "the step is still held")
+		require.NoError(t, os.WriteFile(filepath.Join(f.Workspace, "go.txt"), nil, 0o644))
+		require.NoError(t, cmd.Wait(), out.String())
+		log := out.String()
+		assert.Contains(t, log, "#0   ALLOW  run_cmd    python3 wait.py → exit 0")
+		assert.Less(t, strings.Index(log, start), strings.Index(log, "#0   ALLOW  run_cmd    python3 wait.py → exit 0"))
+	}
+}
+
+// TestE2EFullOutputBesideTheReceipt: a command's output reaches the log
+// while it runs (the step is held until the test has seen its first line),
+// and its full output is kept beside the receipt, one file per entry,
+// whose sha256 is the entry's outcome_sha256 — also for an output larger
+// than the live copy's cap, which the log says it cut.
+func TestE2EFullOutputBesideTheReceipt(t *testing.T) {
+	t.Parallel()
+	requireJail(t)
+	f := newActionsRun(t)
+	require.NoError(t, os.WriteFile(filepath.Join(f.Workspace, "wait.py"), []byte(waitScript), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(f.Workspace, "big.py"), []byte(
+		"import sys\nfor i in range(40000):\n    sys.stdout.write('line %06d of a long output\\n' % i)\n"), 0o644))
+	f.Input("steps", "python3 wait.py\npython3 big.py").Input("canaries", "false").Input("verify-command", "true")
+	cmd, out := startAction(t, f)
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "  | waiting for go.txt\n") }, 120*time.Second, 20*time.Millisecond,
+		"the step's output is in the log while it runs:\n%s", out.String())
+	assert.NotContains(t, out.String(), "→ exit", "the step is still held")
+	require.NoError(t, os.WriteFile(filepath.Join(f.Workspace, "go.txt"), nil, 0o644))
+	require.NoError(t, cmd.Wait(), out.String())
+	log := out.String()
+	assert.Contains(t, log, "  | released\n")
+	assert.Contains(t, log, "live output stopped after")
+	assert.NotContains(t, log, "Deponent%3A full output not kept")
+
+	o := readOutputs(t, f.OutputFile)
+	require.Equal(t, string(evidence.OutcomePass), o["outcome"])
+	v := verifyReceipt(t, o["receipt-path"])
+	steps := entriesBy(v.R, DefaultAgent)
+	require.Len(t, steps, 2)
+	dir := filepath.Join(o["receipts-dir"], "deponent", "outputs-"+v.R.SessionID)
+	for i, want := range []string{"waiting for go.txt\nreleased\n", "line 039999 of a long output\n"} {
+		p := filepath.Join(dir, fmt.Sprintf("entry-%04d.log", i))
+		b, err := os.ReadFile(p)
+		require.NoError(t, err, "entry %d's full output is kept", i)
+		assert.True(t, strings.HasSuffix(string(b), want), "entry %d", i)
+		sum := sha256.Sum256(b)
+		h, _ := field(steps[i], evidence.FieldOutcomeSHA256)
+		assert.Equal(t, hex.EncodeToString(sum[:]), h, "entry %d: the file is what the ledger testifies to", i)
+		assert.Contains(t, log, "full output: deponent/outputs-"+v.R.SessionID+fmt.Sprintf("/entry-%04d.log", i))
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "entry-0001.log"))
+	assert.Equal(t, 40000, strings.Count(string(b), "\n"), "all of it, not the live copy's share")
+	sb, _ := os.ReadFile(f.Summary)
+	assert.Contains(t, string(sb), "The full output of every command is in `deponent/outputs-")
+	verifierAccepts(t, o["receipt-path"], testSHA, f.Repo)
+}
+
+// TestE2ETamperedStep: a step that plants a .git below the top (where git
+// on the host would later run its hooks and config), under a name the
+// gate cannot see in the command, is recorded tampered by the jail's
+// tripwire: the log and the summary name the path and the run fails,
+// whatever the step's exit code. The positive control: the same step
+// writing an ordinary directory passes.
+func TestE2ETamperedStep(t *testing.T) {
+	t.Parallel()
+	requireJail(t)
+	for _, plant := range []bool{true, false} {
+		f := newActionsRun(t)
+		require.NoError(t, os.WriteFile(filepath.Join(f.Workspace, "plant.py"), []byte(
+			"import os, sys\nd = os.path.join('sub', '.g' + 'it' if sys.argv[1] == '1' else 'notgit')\nos.makedirs(d)\n"+
+				"open(os.path.join(d, 'config'), 'w').write('[core]\\n\\tfsmonitor = evil\\n')\n"), 0o644))
+		arg := map[bool]string{true: "1", false: "0"}[plant]
+		f.Input("steps", "python3 plant.py "+arg).Input("canaries", "false").Input("verify-command", "true")
+		r := f.Run()
+		if !plant {
+			require.Equal(t, 0, r.Code, "positive control")
+			assert.NotContains(t, r.Stdout, "protected path")
+			assert.DirExists(t, filepath.Join(f.Workspace, "sub", "notgit"))
+			continue
+		}
+		assert.Equal(t, 1, r.Code)
+		assert.Equal(t, string(evidence.OutcomeFail), r.Outputs["outcome"])
+		assert.Contains(t, r.Stdout, "— CHANGED PROTECTED PATH(S): sub/.git")
+		assert.Contains(t, r.Stdout, "::error title=Deponent%3A protected path changed::entry 0 (agent, run_cmd): python3 plant.py 1 changed protected path(s): sub/.git")
+		assert.Contains(t, r.Summary, "**Protected paths changed**")
+		assert.Contains(t, r.Summary, "sub/\\.git")
+		v := verifyReceipt(t, r.Outputs["receipt-path"])
+		assert.Equal(t, int64(1), v.A.Tampered)
 	}
 }

@@ -2,7 +2,7 @@ package action
 
 import (
 	"fmt"
-	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -52,10 +52,142 @@ func shortHash(h string) string {
 	return h
 }
 
-// logRow prints one action: a line locally (with the output's tail when
-// it failed), a fenced ::group:: in Actions; then its annotation, if any.
-func (r *runner) logRow(row Row, res kernel.ActResult) {
-	verdict := row.Verdict
+// stepLog is one action's place in the log, opened before the action
+// runs so that the log moves while it does: in Actions a ::group:: whose
+// title names the action, fenced (::stop-commands::) because everything
+// after it is the agent's text, with the command's output copied in live;
+// locally a start line for a command that will run. end closes it with
+// the details and prints the result line.
+type stepLog struct {
+	r     *runner
+	token string      // the fence's token (Actions), "" locally
+	live  *liveWriter // the live copy of a command's output, nil when none
+	file  string      // where the full output is to be kept, "" when not asked
+	rel   string      // file, relative to the receipts directory (the artifact's root)
+}
+
+// beginStep opens the log of the action about to get entry index entry.
+func (r *runner) beginStep(entry int, kind RowKind, canaryName string, call kernel.Call) *stepLog {
+	s := &stepLog{r: r}
+	tgt := target(call)
+	if kind == RowCanary && strings.HasPrefix(canaryName, evidence.JailCanaryPrefix) {
+		tgt = shortCmd(tgt)
+	}
+	runs := call.Tool == evidence.ToolRunCmd && !r.cfg.DryRun && kind != RowCheck
+	if runs && r.outputDir != "" {
+		name := fmt.Sprintf("entry-%04d.log", entry)
+		s.file = filepath.Join(r.outputDir, name)
+		s.rel = filepath.ToSlash(filepath.Join(r.cfg.Producer, filepath.Base(r.outputDir), name))
+	}
+	if !r.rep.gh {
+		if runs && !r.quiet && (kind == RowStep || kind == RowVerify) && r.gate.Decide(call.Tool, call.Params).Allowed() {
+			r.rep.printf("  #%-3d ▶      %-10s %s …", entry, textsafe.Clip(call.Tool, 10), textsafe.Clip(textsafe.OneLine(tgt), 60))
+		}
+		return s
+	}
+	who := textsafe.OneLine(call.Agent)
+	if kind == RowCanary || kind == RowCheck {
+		who = "canary " + textsafe.OneLine(canaryName)
+	} else if kind == RowVerify {
+		who = "verify-command"
+	}
+	s.token = r.rep.openGroup(fmt.Sprintf("#%d %s %s: %s", entry, who, textsafe.Clip(call.Tool, 20), textsafe.Clip(textsafe.OneLine(tgt), 120)))
+	if runs {
+		s.live = newLiveWriter(r.rep.w, "  | ", "output (live):", LiveBytes)
+	}
+	return s
+}
+
+// output is what the Cell is asked to do with a command's output.
+func (s *stepLog) output() kernel.Output {
+	o := kernel.Output{File: s.file}
+	if s.live != nil {
+		o.Live, o.LiveBytes = s.live, LiveBytes
+	}
+	return o
+}
+
+// end closes the action's log: the details (Actions) or, locally, the
+// reason and output of what went wrong; then the result line and the
+// annotation.
+func (s *stepLog) end(row Row, res kernel.ActResult) {
+	r := s.r
+	shown := false
+	if s.live != nil {
+		shown = s.live.Close() && s.live.Lines() > 0 && res.OutputFile != ""
+	}
+	line := r.resultLine(row, res)
+	failed := row.Kind != RowCanary && row.Kind != RowCheck && row.Verdict == evidence.VerdictAllow && row.Executed &&
+		(row.Err != "" || (row.Tool == evidence.ToolRunCmd && row.Exit != "0") || len(row.Tampered) > 0)
+	if !r.rep.gh {
+		r.rep.printf("%s", line)
+		verbose := failed || (row.Kind == RowCanary && !canaryHeld(row, r.cfg.DryRun) && !r.cfg.DryRun) || row.Kind == RowCheck ||
+			(row.Kind != RowCanary && row.Verdict == evidence.VerdictBlock)
+		if verbose {
+			w, ind := r.rep.w, "        "
+			if row.Reason != "" && row.Verdict == evidence.VerdictBlock {
+				fmt.Fprintf(w, "%swhy: %s\n", ind, textsafe.Clip(textsafe.OneLine(row.Reason), 160))
+			}
+			if row.Err != "" {
+				fmt.Fprintf(w, "%serror:    %s\n", ind, textsafe.Clip(textsafe.OneLine(row.Err), 400))
+			}
+			if lines := row.Output; len(lines) > 0 {
+				if len(lines) > 10 {
+					lines = lines[len(lines)-10:]
+				}
+				fmt.Fprintf(w, "%soutput (last %d lines):\n", ind, len(lines))
+				for _, l := range lines {
+					fmt.Fprintf(w, "%s  | %s\n", ind, l)
+				}
+			}
+			if res.OutputFile != "" && !r.quiet {
+				fmt.Fprintf(w, "%sfull output: %s\n", ind, textsafe.OneLine(s.rel))
+			}
+		}
+		return
+	}
+	w := r.rep.w
+	fmt.Fprintf(w, "agent:    %s\n", textsafe.OneLine(row.Agent))
+	fmt.Fprintf(w, "tool:     %s\n", textsafe.OneLine(row.Tool))
+	tl := strings.Split(strings.ReplaceAll(textsafe.Clip(row.Target, 4000), "\r\n", "\n"), "\n")
+	if len(tl) == 1 {
+		fmt.Fprintf(w, "target:   %s\n", textsafe.OneLine(tl[0]))
+	} else {
+		fmt.Fprintf(w, "target:\n")
+		for _, l := range tl {
+			fmt.Fprintf(w, "  | %s\n", textsafe.OneLine(l))
+		}
+	}
+	if row.Source != "" {
+		fmt.Fprintf(w, "source:   %s\n", textsafe.OneLine(row.Source))
+	}
+	fmt.Fprintf(w, "verdict:  %s (%s)\n", row.Verdict, textsafe.OneLine(string(row.Class)))
+	if row.Reason != "" {
+		fmt.Fprintf(w, "reason:   %s\n", textsafe.Clip(textsafe.OneLine(row.Reason), 400))
+	}
+	if row.Err != "" {
+		fmt.Fprintf(w, "error:    %s\n", textsafe.Clip(textsafe.OneLine(row.Err), 400))
+	}
+	if len(row.Tampered) > 0 {
+		fmt.Fprintf(w, "tampered: %s\n", textsafe.Clip(textsafe.OneLine(strings.Join(row.Tampered, ", ")), 1000))
+	}
+	if len(row.Output) > 0 && !shown {
+		fmt.Fprintf(w, "output (last %d lines):\n", len(row.Output))
+		for _, l := range row.Output {
+			fmt.Fprintf(w, "  | %s\n", l)
+		}
+	}
+	if res.OutputFile != "" {
+		fmt.Fprintf(w, "full output: %s in the receipts artifact (sha256 = the entry's outcome_sha256)\n", textsafe.OneLine(s.rel))
+	}
+	r.rep.closeGroup(s.token)
+	r.rep.printf("%s", strings.TrimRight(line, " "))
+	r.annotateRow(row)
+}
+
+// resultLine is an action's one-line result: entry, status, verdict,
+// tool, target and what came of it.
+func (r *runner) resultLine(row Row, res kernel.ActResult) string {
 	status := ""
 	switch row.Kind {
 	case RowCanary:
@@ -91,63 +223,14 @@ func (r *runner) logRow(row Row, res kernel.ActResult) {
 	if row.Executed {
 		result += fmt.Sprintf(" (%s)", roundDur(row.Duration))
 	}
+	if len(row.Tampered) > 0 {
+		result += " — CHANGED PROTECTED PATH(S): " + textsafe.Clip(strings.Join(row.Tampered, ", "), 200)
+	}
 	tgt := row.Target
 	if row.Kind == RowCanary && strings.HasPrefix(row.Canary, evidence.JailCanaryPrefix) {
 		tgt = shortCmd(tgt)
 	}
-	failed := row.Kind != RowCanary && row.Kind != RowCheck && row.Verdict == evidence.VerdictAllow && row.Executed &&
-		(row.Err != "" || (row.Tool == evidence.ToolRunCmd && row.Exit != "0"))
-	title := fmt.Sprintf("  #%-3d %s%-5s  %-10s %s → %s", row.Entry, status, verdict, textsafe.Clip(row.Tool, 10), textsafe.Clip(textsafe.OneLine(tgt), 60), result)
-	verbose := failed || (row.Kind == RowCanary && !canaryHeld(row, r.cfg.DryRun) && !r.cfg.DryRun) || row.Kind == RowCheck ||
-		(row.Kind != RowCanary && row.Verdict == evidence.VerdictBlock)
-	if r.rep.gh {
-		verbose = true
-	}
-	if r.rep.gh {
-		title = strings.TrimSpace(title)
-	}
-	r.rep.group(title, verbose, func(w io.Writer) {
-		ind := "        "
-		if r.rep.gh {
-			ind = ""
-			fmt.Fprintf(w, "%sagent:    %s\n", ind, textsafe.OneLine(row.Agent))
-			fmt.Fprintf(w, "%stool:     %s\n", ind, textsafe.OneLine(row.Tool))
-			tl := strings.Split(strings.ReplaceAll(textsafe.Clip(row.Target, 4000), "\r\n", "\n"), "\n")
-			if len(tl) == 1 {
-				fmt.Fprintf(w, "target:   %s\n", textsafe.OneLine(tl[0]))
-			} else {
-				fmt.Fprintf(w, "target:\n")
-				for _, l := range tl {
-					fmt.Fprintf(w, "  | %s\n", textsafe.OneLine(l))
-				}
-			}
-			if row.Source != "" {
-				fmt.Fprintf(w, "%ssource:   %s\n", ind, textsafe.OneLine(row.Source))
-			}
-			fmt.Fprintf(w, "%sverdict:  %s (%s)\n", ind, row.Verdict, textsafe.OneLine(string(row.Class)))
-		}
-		if row.Reason != "" && r.rep.gh {
-			fmt.Fprintf(w, "reason:   %s\n", textsafe.Clip(textsafe.OneLine(row.Reason), 400))
-		} else if row.Reason != "" && row.Verdict == evidence.VerdictBlock {
-			fmt.Fprintf(w, "%swhy: %s\n", ind, textsafe.Clip(textsafe.OneLine(row.Reason), 160))
-		}
-		if row.Err != "" {
-			fmt.Fprintf(w, "%serror:    %s\n", ind, textsafe.Clip(textsafe.OneLine(row.Err), 400))
-		}
-		if len(row.Output) > 0 {
-			lines := row.Output
-			if !r.rep.gh && len(lines) > 10 {
-				lines = lines[len(lines)-10:]
-			}
-			fmt.Fprintf(w, "%soutput (last %d lines):\n", ind, len(lines))
-			for _, l := range lines {
-				fmt.Fprintf(w, "%s  | %s\n", ind, l)
-			}
-		}
-	})
-	if r.rep.gh {
-		r.annotateRow(row)
-	}
+	return fmt.Sprintf("  #%-3d %s%-5s  %-10s %s → %s", row.Entry, status, row.Verdict, textsafe.Clip(row.Tool, 10), textsafe.Clip(textsafe.OneLine(tgt), 60), result)
 }
 
 // annotateRow raises an annotation for a block or a failure (in Actions;
@@ -171,10 +254,24 @@ func (r *runner) annotateRow(row Row) {
 			r.rep.annotate(levelWarning, "Deponent: step blocked (on-block: continue)", fmt.Sprintf("BLOCK %s — %s: %s", what, row.Class, row.Reason))
 		case row.Verdict == evidence.VerdictBlock:
 			r.rep.annotate(levelError, "Deponent: "+label+" blocked", fmt.Sprintf("BLOCK %s — %s: %s", what, row.Class, row.Reason))
-		case row.Executed && row.Err != "":
-			r.rep.annotate(levelError, "Deponent: "+label+" failed", fmt.Sprintf("%s failed: %s", what, row.Err))
-		case row.Executed && row.Tool == evidence.ToolRunCmd && row.Exit != "0":
-			r.rep.annotate(levelError, "Deponent: "+label+" failed", fmt.Sprintf("%s → %s", what, exitText(row.Exit)))
+		case row.Executed && (row.Err != "" || (row.Tool == evidence.ToolRunCmd && row.Exit != "0")):
+			msg := fmt.Sprintf("%s → %s", what, exitText(row.Exit))
+			if row.Err != "" {
+				msg = fmt.Sprintf("%s failed: %s", what, row.Err)
+			}
+			switch {
+			case row.Kind == RowVerify:
+				r.rep.annotate(levelError, "Deponent: verify-command failed", msg)
+			case r.cfg.FailOnStepError:
+				r.rep.annotate(levelError, "Deponent: step failed (fail-on-step-error)", msg+" — fail-on-step-error: true, so the run fails")
+			default:
+				// Testimony, not a verdict: the agent may go on to fix it;
+				// the verify command decides.
+				r.rep.annotate(levelWarning, "Deponent: step failed", msg+" — counted and shown; it does not fail the run (the verify command decides; fail-on-step-error: true makes it fatal)")
+			}
+		}
+		if len(row.Tampered) > 0 {
+			r.rep.annotate(levelError, "Deponent: protected path changed", fmt.Sprintf("%s changed protected path(s): %s — the run cannot pass", what, textsafe.Clip(strings.Join(row.Tampered, ", "), 1000)))
 		}
 	}
 }
@@ -206,11 +303,21 @@ func (r *runner) finish(res *Result, sum *SummaryData) {
 	for _, reason := range sum.Reasons {
 		p.printf("  - %s", textsafe.Clip(textsafe.OneLine(reason), 400))
 	}
+	note := outcomeNote(res.Outcome, a)
+	if note != "" {
+		p.printf("  %s", note)
+	}
 	switch {
 	case !p.gh:
-		// The outcome line and the reasons above say it.
+		// The outcome line, the reasons and the note above say it.
 	case res.Outcome == evidence.OutcomePass:
-		p.annotate(levelNotice, "Deponent: GOVERNED_PASS", fmt.Sprintf("GOVERNED_PASS: %d entries (%d allowed, %d blocked); receipt %s", a.Entries, a.Allowed, a.Blocked, res.ReceiptID))
+		msg := fmt.Sprintf("GOVERNED_PASS: %d entries (%d allowed, %d blocked); receipt %s", a.Entries, a.Allowed, a.Blocked, res.ReceiptID)
+		if note != "" {
+			msg += "; " + note
+		}
+		p.annotate(levelNotice, "Deponent: GOVERNED_PASS", msg)
+	case res.Outcome == evidence.OutcomeUnverified:
+		p.annotate(levelWarning, "Deponent: GOVERNED_UNVERIFIED", "GOVERNED_UNVERIFIED: "+note)
 	case res.Outcome == evidence.OutcomeDryRun:
 		p.annotate(levelWarning, "Deponent: GOVERNED_DRY_RUN", "GOVERNED_DRY_RUN: nothing was executed, so nothing is proven; the step exits 1 (a dry run is never a pass)")
 	default:
@@ -225,7 +332,7 @@ func (r *runner) finish(res *Result, sum *SummaryData) {
 	}
 	if res.ReceiptPath != "" && !r.quiet {
 		p.printf("receipt   %s", textsafe.OneLine(res.ReceiptPath))
-		p.printf("verify it offline: deponent-verify%s %s", expectFlags(r.opt.Getenv), textsafe.OneLine(res.ReceiptPath))
+		p.printf("verify it offline: deponent-verify %s%s%s", outcomeFlag(res.Outcome), expectFlags(r.opt.Getenv), textsafe.OneLine(res.ReceiptPath))
 	}
 
 	outputs := [][2]string{
@@ -236,6 +343,7 @@ func (r *runner) finish(res *Result, sum *SummaryData) {
 		{"entries", strconv.FormatInt(a.Entries, 10)},
 		{"allowed", strconv.FormatInt(a.Allowed, 10)},
 		{"blocked", strconv.FormatInt(a.Blocked, 10)},
+		{"step-errors", strconv.FormatInt(a.StepErrors, 10)},
 	}
 	local := false
 	for _, o := range outputs {
@@ -248,6 +356,9 @@ func (r *runner) finish(res *Result, sum *SummaryData) {
 	if local && !r.quiet {
 		p.printf("outputs")
 		p.printf("  receipts-dir=%s", textsafe.OneLine(res.ReceiptsDir))
+		if res.ArtifactName != "" {
+			p.printf("  artifact-name=%s", textsafe.OneLine(res.ArtifactName))
+		}
 		for _, o := range outputs {
 			p.printf("  %s=%s", o[0], textsafe.OneLine(o[1]))
 		}
@@ -261,10 +372,34 @@ func (r *runner) finish(res *Result, sum *SummaryData) {
 func expectFlags(getenv Getenv) string {
 	s := ""
 	if c := getenv("GITHUB_SHA"); c != "" && safeShellWord(c) {
-		s += " --expect-commit " + c
+		s += "--expect-commit " + c + " "
 	}
 	if rp := getenv("GITHUB_REPOSITORY"); rp != "" && safeShellWord(rp) {
-		s += " --expect-repo " + rp
+		s += "--expect-repo " + rp + " "
 	}
 	return s
+}
+
+// outcomeNote says, in one line, what an outcome means beyond its
+// reasons: why a clean run without a verify command is not a pass, and
+// that failed agent steps were testimony. "" when there is nothing to add.
+func outcomeNote(o evidence.Outcome, a evidence.Assessment) string {
+	failed := ""
+	if a.StepErrors > 0 {
+		failed = fmt.Sprintf("%d agent step(s) failed along the way — testimony, not a verdict", a.StepErrors)
+	}
+	switch o {
+	case evidence.OutcomePass:
+		if failed != "" {
+			return failed + ": the out-of-band verify command passed"
+		}
+	case evidence.OutcomeUnverified:
+		n := "no verify-command was configured, so nothing independent of the agent checked the result; " +
+			"this is never a pass and the step exits 1 (only GOVERNED_PASS exits 0). Set verify-command (e.g. the test suite)"
+		if failed != "" {
+			n += "; " + failed
+		}
+		return n
+	}
+	return ""
 }

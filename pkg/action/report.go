@@ -90,10 +90,23 @@ func (p *reporter) group(title string, verbose bool, body func(w io.Writer)) {
 		}
 		return
 	}
-	p.a.Group(textsafe.OneLine(title))
-	token := "deponent-" + randomHex(16)
-	p.a.IssueCommand(&githubactions.Command{Name: "stop-commands", Message: token})
+	token := p.openGroup(title)
 	body(p.w)
+	p.closeGroup(token)
+}
+
+// openGroup starts a ::group:: and fences what follows: until closeGroup,
+// no line written can issue a workflow command (::stop-commands:: with a
+// random token, which nothing the agent controls has seen). Actions only.
+func (p *reporter) openGroup(title string) (token string) {
+	p.a.Group(textsafe.OneLine(title))
+	token = "deponent-" + randomHex(16)
+	p.a.IssueCommand(&githubactions.Command{Name: "stop-commands", Message: token})
+	return token
+}
+
+// closeGroup ends the fence and the group openGroup started.
+func (p *reporter) closeGroup(token string) {
 	p.a.IssueCommand(&githubactions.Command{Name: token})
 	p.a.EndGroup()
 }

@@ -56,6 +56,9 @@ type Result struct {
 	ReceiptID   string
 	ReceiptPath string
 	ReceiptsDir string
+	// ArtifactName is the name the receipts are uploaded under (output
+	// artifact-name): the input, or the default of defaultArtifactName.
+	ArtifactName string
 	// LedgerPath is the working ledger. It is removed once the receipt
 	// that holds the same chain is on disk and verifies (LedgerPath is then
 	// ""): a ledger left in receipts-dir means a run that did not finish,
@@ -79,9 +82,13 @@ type runner struct {
 	noJailReason string
 	rows         []Row
 	observations []observation
-	fatal        error // the run could not be testified (ledger failure)
-	quiet        bool
-	live         *liveState // a live agent or MCP session (agent.go)
+	warnings     []string // for the job summary
+	// outputDir keeps the full output of every command, one file per
+	// entry (entry-NNNN.log), beside the receipts; "" in a dry run.
+	outputDir string
+	fatal     error // the run could not be testified (ledger failure)
+	quiet     bool
+	live      *liveState // a live agent or MCP session (agent.go)
 }
 
 // Run governs one run: canaries, the agent's steps, the verify command;
@@ -118,6 +125,9 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	return pl.res, nil
 }
 
+// policyDocHint ends every policy error: where each key is documented.
+const policyDocHint = " (every policy key, its type and its limits: docs/policy.md)"
+
 // plan is what prepare settled before anything runs or is written.
 type plan struct {
 	pol     *gate.Policy
@@ -136,7 +146,7 @@ func (r *runner) prepare() (*plan, error) {
 	if cfg.PolicyPath != "" {
 		p, err := gate.LoadPolicy(cfg.PolicyPath)
 		if err != nil {
-			return nil, inputErr(InPolicy, "%v", err)
+			return nil, inputErr(InPolicy, "%v%s", err, policyDocHint)
 		}
 		pl.pol = p
 	}
@@ -154,12 +164,12 @@ func (r *runner) prepare() (*plan, error) {
 	}
 	g, err := gate.NewGate(cfg.Sandbox, pl.pol)
 	if err != nil {
-		in := InSandbox
+		in, hint := InSandbox, ""
 		var pe *gate.PolicyError
 		if errors.As(err, &pe) {
-			in = InPolicy
+			in, hint = InPolicy, policyDocHint
 		}
-		return nil, inputErr(in, "%v", err)
+		return nil, inputErr(in, "%v%s", err, hint)
 	}
 	r.gate = g
 	receipts, err := r.receiptsDir()
@@ -183,7 +193,7 @@ func (r *runner) prepare() (*plan, error) {
 		r.jailName = pl.backend.Name()
 	}
 	pl.gov = evidence.Governance{
-		DryRun: cfg.DryRun, OnBlockContinue: cfg.OnBlockContinue, Canaries: cfg.Canaries,
+		DryRun: cfg.DryRun, OnBlockContinue: cfg.OnBlockContinue, FailOnStepError: cfg.FailOnStepError, Canaries: cfg.Canaries,
 		VerifyCommand: cfg.VerifyCommand, Jail: r.jailName, Unjailed: r.jailName == jail.NameNone,
 		PolicySHA256: pl.pol.SHA256(), Agent: cfg.Agent.Kind,
 	}
@@ -194,18 +204,35 @@ func (r *runner) prepare() (*plan, error) {
 // the run goes, so a crash still leaves the testimony so far — and the
 // Cell every action goes through.
 func (r *runner) openLedger(pl *plan) error {
-	ledgerPath, err := r.createLedgerFile(pl.res.ReceiptsDir)
+	ledgerPath, use, err := r.createLedgerFile(pl.res.ReceiptsDir)
 	if err != nil {
 		return err
 	}
 	pl.res.LedgerPath = ledgerPath
+	if !r.cfg.DryRun && pl.backend != nil {
+		// Beside the receipt, in the artifact: the full output of every
+		// command, one file per entry, whose sha256 the entry records.
+		dir := filepath.Join(pl.res.ReceiptsDir, r.cfg.Producer, "outputs-"+r.cfg.SessionID)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return fmt.Errorf("receipts: %w", err)
+		}
+		r.outputDir = dir
+	}
+	pl.res.ArtifactName = r.cfg.ArtifactName
+	if pl.res.ArtifactName == "" {
+		pl.res.ArtifactName = defaultArtifactName(r.opt.Getenv, r.cfg.SessionID, r.cfg.SessionDefaulted, use)
+	}
 	r.ledger, err = evidence.OpenLedger(evidence.LedgerOptions{Path: ledgerPath})
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
-	if _, err := r.rep.setOutput("receipts-dir", pl.res.ReceiptsDir); err != nil {
-		r.ledger.Close()
-		return err
+	// Set as soon as there is something to upload: the upload step runs
+	// whatever happens next, under the name computed here.
+	for _, o := range [][2]string{{"receipts-dir", pl.res.ReceiptsDir}, {"artifact-name", pl.res.ArtifactName}} {
+		if _, err := r.rep.setOutput(o[0], o[1]); err != nil {
+			r.ledger.Close()
+			return err
+		}
 	}
 	r.cell, err = kernel.NewCell(kernel.CellOptions{Gate: r.gate, Ledger: r.ledger, Jail: pl.backend,
 		NoJailReason: r.noJailReason, DryRun: r.cfg.DryRun})
@@ -233,6 +260,45 @@ func (r *runner) announce(pl *plan) {
 	if cfg.DryRun && !r.quiet {
 		r.rep.annotate(levelNotice, "Deponent: dry run", "dry run: every action is gated and recorded, none is executed; the outcome is GOVERNED_DRY_RUN at best, never a pass")
 	}
+	r.warnSandbox(checkSandbox(r.gate.Sandbox()))
+}
+
+// warnSandbox warns about what the sandbox held before anything ran:
+// credentials jailed code can read, and hard-linked files a step could
+// change outside the sandbox through. The warnings go to the log and the
+// job summary; they do not change the outcome.
+func (r *runner) warnSandbox(f sandboxFindings) {
+	if len(f.Credentials) > 0 {
+		shown := f.Credentials
+		if len(shown) > 10 {
+			shown = shown[:10]
+		}
+		msg := fmt.Sprintf("the sandbox holds credentials that jailed code could read: %s", strings.Join(shown, "; "))
+		if len(f.Credentials) > len(shown) {
+			msg += fmt.Sprintf("; … %d more", len(f.Credentials)-len(shown))
+		}
+		msg += ". Check out with persist-credentials: false (actions/checkout) and keep tokens out of the workspace."
+		r.warn("Deponent: credentials in the sandbox", msg)
+	}
+	if f.HardLinked > 0 {
+		n := fmt.Sprint(f.HardLinked)
+		if f.HardLinked >= maxHardLinksListed {
+			n = "at least " + n
+		}
+		msg := fmt.Sprintf("%s regular file(s) in the sandbox have more than one hard link (e.g. %s): a step that writes to one changes every linked copy, "+
+			"also outside the sandbox — the jail confines paths, not inodes. Copy instead of linking (pnpm: package-import-method=copy).",
+			n, strings.Join(f.HardLinks, ", "))
+		r.warn("Deponent: hard links in the sandbox", msg)
+	}
+	for _, p := range f.Problems {
+		r.warn("Deponent: sandbox not fully checked", "the check for credentials and hard links did not cover the whole sandbox: "+p)
+	}
+}
+
+// warn raises a warning and keeps it for the job summary.
+func (r *runner) warn(title, msg string) {
+	r.rep.annotate(levelWarning, title, msg)
+	r.warnings = append(r.warnings, msg)
 }
 
 // execute runs, in order, the canaries, the agent's steps and the
@@ -256,13 +322,12 @@ func (r *runner) execute(ctx context.Context, pl *plan) {
 			r.rep.annotate(levelError, "Deponent: cancelled", fmt.Sprintf("the run was cancelled: %d remaining step(s) not run", len(pl.steps)-i))
 			break
 		}
-		r.record(r.cell.Do(ctx, st.Call), st.Call, RowStep, "")
-		r.rows[len(r.rows)-1].Source = st.Source
+		r.act(ctx, st.Call, RowStep, "", st.Source)
 	}
 	if cfg.VerifyCommand != "" && ctx.Err() == nil {
 		r.section("out-of-band verification (run by the harness, gated and jailed)")
 		call := kernel.Call{Tool: evidence.ToolRunCmd, Params: map[string]any{"cmd": cfg.VerifyCommand}, Agent: evidence.AgentHarness}
-		r.record(r.cell.Do(ctx, call), call, RowVerify, "")
+		r.act(ctx, call, RowVerify, "", "")
 	}
 }
 
@@ -280,6 +345,9 @@ func (r *runner) conclude(pl *plan) error {
 		a.Reasons = append(a.Reasons, "the ledger does not verify: "+chain.Break.Error())
 	}
 	r.markRows()
+	if r.outputDir != "" {
+		_ = os.Remove(r.outputDir) // only when empty: no command ran, or none could be kept
+	}
 	res.Outcome, res.Assessment, res.ChainHead, res.Jail, res.Rows = a.Outcome, a, r.ledger.Head(), r.jailName, r.rows
 
 	sum := r.summaryData(res, pl.gov)
@@ -345,11 +413,11 @@ func (r *runner) receiptsDir() (string, error) {
 // createLedgerFile creates <receipts>/<producer>/ledger-<session>.jsonl,
 // never reusing one: a ledger is never continued by another run. A derived
 // session id gets a suffix on a collision (the action used twice in one
-// job); a given one is an error.
-func (r *runner) createLedgerFile(receipts string) (string, error) {
+// job); a given one is an error. use is the suffix's number (1: none).
+func (r *runner) createLedgerFile(receipts string) (path string, use int, err error) {
 	dir := filepath.Join(receipts, r.cfg.Producer)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("receipts: %w", err)
+		return "", 0, fmt.Errorf("receipts: %w", err)
 	}
 	base := r.cfg.SessionID
 	for i := 1; i <= 100; i++ {
@@ -371,16 +439,16 @@ func (r *runner) createLedgerFile(receipts string) (string, error) {
 		if err == nil {
 			f.Close()
 			r.cfg.SessionID = id
-			return p, nil
+			return p, i, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("ledger: %w", err)
+			return "", 0, fmt.Errorf("ledger: %w", err)
 		}
 		if !r.cfg.SessionDefaulted {
-			return "", inputErr(InSessionID, "%q was already used: %s exists; give a new session-id (a session's ledger is never continued by another run)", base, p)
+			return "", 0, inputErr(InSessionID, "%q was already used: %s exists; give a new session-id (a session's ledger is never continued by another run)", base, p)
 		}
 	}
-	return "", inputErr(InSessionID, "100 ledgers of session %q already exist in %s; give a session-id", base, dir)
+	return "", 0, inputErr(InSessionID, "100 ledgers of session %q already exist in %s; give a session-id", base, dir)
 }
 
 func clipBytes(s string, n int) string {
@@ -432,9 +500,19 @@ func (r *runner) canaries(ctx context.Context, backend jail.Backend, unjailed bo
 	return ran == 2
 }
 
-// record turns an action's result into a row and logs it.
-func (r *runner) record(res kernel.ActResult, call kernel.Call, kind RowKind, canaryName string) {
-	row := Row{
+// act runs one action through the Cell, with its log opened before it
+// runs (the live output, the full output file) and closed after.
+func (r *runner) act(ctx context.Context, call kernel.Call, kind RowKind, canaryName, source string) kernel.ActResult {
+	s := r.beginStep(int(r.ledger.Len()), kind, canaryName, call)
+	call.Output = s.output()
+	res := r.cell.Do(ctx, call)
+	r.record(s, res, call, kind, canaryName, source)
+	return res
+}
+
+// record turns an action's result into a row and ends its log.
+func (r *runner) record(s *stepLog, res kernel.ActResult, call kernel.Call, kind RowKind, canaryName, source string) {
+	row := Row{Source: source, OutputFile: s.rel,
 		Entry: int(r.ledger.Len() - 1), Kind: kind, Canary: canaryName, Agent: call.Agent, Tool: call.Tool,
 		Target: target(call), Verdict: res.Decision.Verdict, Class: res.Decision.BlastClass,
 		Reason: res.Decision.Reason, Executed: res.Executed, Duration: res.Duration,
@@ -445,6 +523,9 @@ func (r *runner) record(res kernel.ActResult, call kernel.Call, kind RowKind, ca
 		row.Class = evidence.Class(evidence.EntryString(res.Entry, evidence.FieldBlastClass))
 		if v, ok := res.Entry.Get(evidence.FieldReason); ok {
 			row.Reason, _ = v.AsString()
+		}
+		if e, err := evidence.ReadEntry(res.Entry); err == nil {
+			row.Tampered = e.Tampered
 		}
 	} else {
 		r.fatal = errors.Join(r.fatal, fmt.Errorf("entry for %s %s was not recorded: %v", call.Agent, call.Tool, res.Err))
@@ -459,8 +540,17 @@ func (r *runner) record(res kernel.ActResult, call kernel.Call, kind RowKind, ca
 	if res.Err != nil && res.Executed {
 		row.Err = res.Err.Error()
 	}
+	if res.OutputFile == "" {
+		row.OutputFile = ""
+	}
 	r.rows = append(r.rows, row)
-	r.logRow(row, res)
+	s.end(row, res)
+	if s.file != "" && res.Executed && res.OutputFile == "" {
+		// After end: an annotation inside the group's fence would be inert.
+		r.rep.annotate(levelWarning, "Deponent: full output not kept",
+			fmt.Sprintf("the full output of entry %d was not kept beside the receipt (%s); the log shows its last lines and the ledger records its sha256",
+				row.Entry, firstNonEmpty(row.Err, "the jail did not write it")))
+	}
 }
 
 // markRows fills Held/OK by evidence.Assess's per-entry rules, for display
@@ -595,17 +685,15 @@ func (r *runner) summaryData(res *Result, gov evidence.Governance) *SummaryData 
 	d := &SummaryData{
 		Outcome: res.Outcome, Reasons: a.Reasons, Rows: r.rows,
 		Jail: r.jailName, NoJailReason: r.noJailReason, Unjailed: gov.Unjailed, DryRun: gov.DryRun,
-		OnBlock: onBlock, PolicySHA256: gov.PolicySHA256, VerifyCommand: gov.VerifyCommand, JailCanaries: gov.JailCanaries,
+		OnBlock: onBlock, PolicySHA256: gov.PolicySHA256, VerifyCommand: gov.VerifyCommand,
+		Canaries: gov.Canaries, JailCanaries: gov.JailCanaries, StepErrors: a.StepErrors, FailOnStepError: gov.FailOnStepError,
 		Entries: a.Entries, Allowed: a.Allowed, Blocked: a.Blocked, ChainHead: res.ChainHead,
-		ReceiptsDir: res.ReceiptsDir,
-		Commit:      r.opt.Getenv("GITHUB_SHA"), Repository: r.opt.Getenv("GITHUB_REPOSITORY"), RunID: r.opt.Getenv("GITHUB_RUN_ID"),
+		ReceiptsDir: res.ReceiptsDir, Warnings: r.warnings,
+		Commit: r.opt.Getenv("GITHUB_SHA"), Repository: r.opt.Getenv("GITHUB_REPOSITORY"), RunID: r.opt.Getenv("GITHUB_RUN_ID"),
 	}
-	d.ArtifactName, d.Upload = r.cfg.ArtifactName, r.cfg.UploadArtifact
+	d.ArtifactName, d.Upload = res.ArtifactName, r.cfg.UploadArtifact
 	if r.live != nil {
 		d.Agent = r.live.sum
-	}
-	if d.ArtifactName == "" && r.opt.Getenv("GITHUB_JOB") != "" {
-		d.ArtifactName = "deponent-receipts-" + r.opt.Getenv("GITHUB_JOB") + "-" + r.opt.Getenv("GITHUB_RUN_ATTEMPT")
 	}
 	return d
 }

@@ -2,6 +2,7 @@ package action
 
 import (
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -39,6 +40,12 @@ type Row struct {
 	OK       bool // steps and verify: executed and succeeded
 	Output   []string
 	Source   string
+	// OutputFile is the command's full output, relative to the receipts
+	// directory ("" when it was not kept).
+	OutputFile string
+	// Tampered are the protected paths the action changed, as its entry
+	// records them (the jail's tripwire); such a run cannot pass.
+	Tampered []string
 }
 
 // SummaryData is everything the job summary shows.
@@ -53,20 +60,28 @@ type SummaryData struct {
 	OnBlock       string
 	PolicySHA256  string
 	VerifyCommand string
+	Canaries      bool // canaries were enabled
 	JailCanaries  bool
-	Entries       int64
-	Allowed       int64
-	Blocked       int64
-	ChainHead     string
-	ReceiptID     string
-	ReceiptPath   string
-	ReceiptsDir   string
-	ReceiptErr    string
-	Commit        string
-	Repository    string
-	RunID         string
-	ArtifactName  string
-	Upload        bool // the receipts are uploaded as artifact ArtifactName
+	// StepErrors counts the agent's executed actions that failed;
+	// FailOnStepError says whether they fail the run.
+	StepErrors      int64
+	FailOnStepError bool
+	Entries         int64
+	Allowed         int64
+	Blocked         int64
+	ChainHead       string
+	ReceiptID       string
+	ReceiptPath     string
+	ReceiptsDir     string
+	ReceiptErr      string
+	Commit          string
+	Repository      string
+	RunID           string
+	ArtifactName    string
+	Upload          bool // the receipts are uploaded as artifact ArtifactName
+	// Warnings are what the harness warned about before the run (e.g.
+	// credentials or hard links in the sandbox).
+	Warnings []string
 	// Agent is the live agent's section; nil without one.
 	Agent *AgentSummary
 }
@@ -80,18 +95,18 @@ const maxSummaryRows = 500
 // through textsafe.MarkdownCell or mdCode.
 func RenderSummary(d *SummaryData) string {
 	var b strings.Builder
-	icon := map[evidence.Outcome]string{evidence.OutcomePass: "✅", evidence.OutcomeFail: "❌", evidence.OutcomeDryRun: "⚠️"}[d.Outcome]
+	icon := map[evidence.Outcome]string{evidence.OutcomePass: "✅", evidence.OutcomeFail: "❌", evidence.OutcomeDryRun: "⚠️", evidence.OutcomeUnverified: "⚠️"}[d.Outcome]
 	if icon == "" {
 		icon = "❌"
 	}
 	fmt.Fprintf(&b, "## %s Deponent: %s\n\n", icon, textsafe.MarkdownCell(string(d.Outcome), 40))
 	switch d.Outcome {
 	case evidence.OutcomePass:
-		b.WriteString("Every action went through the gate and was recorded; every canary was stopped; every executed step succeeded")
-		if d.VerifyCommand != "" {
-			b.WriteString("; the out-of-band verify-command passed")
-		}
-		b.WriteString(".\n\n")
+		b.WriteString(passText(d) + "\n\n")
+	case evidence.OutcomeUnverified:
+		b.WriteString("The run was governed cleanly — " + heldText(d) + " — but **no `verify-command` was configured**, " +
+			"so nothing independent of the agent checked the result. That is never a pass: the step exits 1 (only `GOVERNED_PASS` exits 0). " +
+			"Set `verify-command` (e.g. the test suite) to have the harness check the work itself.\n\n")
 	case evidence.OutcomeDryRun:
 		b.WriteString("Dry run: every action was gated and recorded, **nothing was executed**, so nothing about its effect is proven.\n\n")
 	}
@@ -99,6 +114,21 @@ func RenderSummary(d *SummaryData) string {
 		b.WriteString("**Why not GOVERNED_PASS:**\n\n")
 		for _, r := range d.Reasons {
 			fmt.Fprintf(&b, "- %s\n", textsafe.MarkdownCell(r, 300))
+		}
+		b.WriteString("\n")
+	}
+	if t := tamperedRows(d.Rows); len(t) > 0 {
+		b.WriteString("**Protected paths changed** (the jail's tripwire; the run cannot pass):\n\n")
+		for _, r := range t {
+			fmt.Fprintf(&b, "- entry %d (%s %s): %s\n", r.Entry, textsafe.MarkdownCell(r.Agent, 40), textsafe.MarkdownCell(r.Tool, 40),
+				textsafe.MarkdownCell(strings.Join(r.Tampered, ", "), 500))
+		}
+		b.WriteString("\n")
+	}
+	if len(d.Warnings) > 0 {
+		b.WriteString("**Warnings:**\n\n")
+		for _, w := range d.Warnings {
+			fmt.Fprintf(&b, "- ⚠️ %s\n", textsafe.MarkdownCell(w, 600))
 		}
 		b.WriteString("\n")
 	}
@@ -124,6 +154,7 @@ func RenderSummary(d *SummaryData) string {
 	fmt.Fprintf(&b, "| policy sha256 | %s |\n", mdCode(d.PolicySHA256))
 	fmt.Fprintf(&b, "| entries | %d (%d allowed, %d blocked) |\n", d.Entries, d.Allowed, d.Blocked)
 	fmt.Fprintf(&b, "| on-block | %s |\n", mdCode(d.OnBlock))
+	fmt.Fprintf(&b, "| agent steps that failed | %d (fail-on-step-error: %s) |\n", d.StepErrors, mdCode(fmt.Sprint(d.FailOnStepError)))
 	fmt.Fprintf(&b, "| chain head | %s |\n", mdCode(d.ChainHead))
 	if d.ReceiptID != "" {
 		fmt.Fprintf(&b, "| receipt | %s |\n", mdCode(d.ReceiptID))
@@ -187,7 +218,7 @@ func RenderSummary(d *SummaryData) string {
 
 	b.WriteString("### Out-of-band verification\n\n")
 	if d.VerifyCommand == "" {
-		b.WriteString("No `verify-command` was configured: the run's success rests on the agent's own steps.\n\n")
+		b.WriteString("No `verify-command` was configured: nothing independent of the agent checked the result, so the outcome is `GOVERNED_UNVERIFIED` at best, never a pass.\n\n")
 	} else {
 		var v *Row
 		for i := range d.Rows {
@@ -212,6 +243,10 @@ func RenderSummary(d *SummaryData) string {
 	}
 
 	b.WriteString("### Verify offline\n\n")
+	if dir := outputDirOf(d.Rows); dir != "" {
+		fmt.Fprintf(&b, "The full output of every command is in %s of the artifact, one file per entry (`entry-NNNN.log`); "+
+			"each file's sha256 is its entry's `outcome_sha256`, so `sha256sum` checks it against the chain.\n\n", mdCode(dir+"/"))
+	}
 	b.WriteString("The ledger is a sha256 hash chain: tamper-evident, **not signed**. The receipt's `signature` is a content hash; it proves the receipt was not edited after it was written, not who wrote it.\n\n")
 	if d.ReceiptID != "" {
 		dir := "receipts"
@@ -274,4 +309,66 @@ func mdCode(s string) string {
 		return "–"
 	}
 	return textsafe.MarkdownCode(s, 200)
+}
+
+// heldText says what held, without claiming what did not run: canaries
+// are named only when they ran.
+func heldText(d *SummaryData) string {
+	t := "every action went through the gate and was recorded"
+	switch {
+	case !d.Canaries:
+		t += "; canaries were off (`canaries: false`), so neither the gate nor the jail was tested by this run"
+	case d.JailCanaries:
+		t += "; every canary was stopped, by the gate and by the jail"
+	default:
+		t += "; every gate canary was stopped (the jail's own canaries did not run)"
+	}
+	if d.OnBlock == "continue" {
+		if n := blockedSteps(d.Rows); n > 0 {
+			t += fmt.Sprintf("; %d agent step(s) were blocked and recorded (`on-block: continue`)", n)
+		}
+	}
+	return t
+}
+
+// passText is the GOVERNED_PASS line: what held, that the harness's own
+// check passed, and the agent steps that failed along the way.
+func passText(d *SummaryData) string {
+	t := heldText(d)
+	t = strings.ToUpper(t[:1]) + t[1:] + "; the out-of-band `verify-command` passed."
+	if d.StepErrors > 0 {
+		t += fmt.Sprintf(" %d agent step(s) failed along the way: that is testimony, not a verdict — the harness's own check decided.", d.StepErrors)
+	}
+	return t
+}
+
+func blockedSteps(rows []Row) int {
+	n := 0
+	for _, r := range rows {
+		if r.Kind == RowStep && r.Verdict == evidence.VerdictBlock {
+			n++
+		}
+	}
+	return n
+}
+
+func tamperedRows(rows []Row) []Row {
+	var out []Row
+	for _, r := range rows {
+		if len(r.Tampered) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// outputDirOf is the directory of the kept output files, relative to the
+// receipts directory ("" when none was kept).
+func outputDirOf(rows []Row) string {
+	for _, r := range rows {
+		if r.OutputFile != "" {
+			return path.Dir(r.OutputFile)
+		}
+	}
+	return ""
 }

@@ -213,3 +213,67 @@ func TestOneLineAndClip(t *testing.T) {
 	assert.Nil(t, tailLines(nil, 3))
 	assert.Equal(t, []string{`\xff`}, tailLines([]byte{0xff}, 3))
 }
+
+// TestSummaryTellsTheTruth: each outcome's text claims only what held.
+// Canaries off: no line says a canary was stopped. A pass with failed
+// agent steps says they failed and that the verify command decided. A run
+// without a verify command is GOVERNED_UNVERIFIED and says why it is not a
+// pass. A changed protected path is named.
+func TestSummaryTellsTheTruth(t *testing.T) {
+	pass := func() *SummaryData {
+		d := sampleSummary()
+		d.Outcome, d.Reasons, d.Canaries = evidence.OutcomePass, nil, true
+		d.Rows[4].Exit, d.Rows[4].OK = "0", true
+		return d
+	}
+	d := pass()
+	s := RenderSummary(d)
+	assert.Contains(t, s, "Every action went through the gate and was recorded; every canary was stopped, by the gate and by the jail; the out-of-band `verify-command` passed.")
+	assert.NotContains(t, s, "failed along the way")
+	assert.Contains(t, s, "| agent steps that failed | 0 (fail-on-step-error: `false`) |")
+
+	d = pass()
+	d.Canaries, d.JailCanaries = false, false
+	d.Rows = d.Rows[2:] // no canary entries
+	s = RenderSummary(d)
+	assert.NotContains(t, s, "canary was stopped", "canaries off: nothing claims one was stopped")
+	assert.Contains(t, s, "canaries were off (`canaries: false`), so neither the gate nor the jail was tested by this run")
+	assert.Contains(t, s, "Canaries were not run (canaries: false).")
+
+	d = pass()
+	d.JailCanaries = false
+	assert.Contains(t, RenderSummary(d), "every gate canary was stopped (the jail's own canaries did not run)")
+
+	d = pass()
+	d.StepErrors, d.OnBlock = 2, "continue"
+	s = RenderSummary(d)
+	assert.Contains(t, s, "2 agent step(s) failed along the way: that is testimony, not a verdict — the harness's own check decided.")
+	assert.Contains(t, s, "1 agent step(s) were blocked and recorded (`on-block: continue`)")
+	assert.Contains(t, s, "| agent steps that failed | 2 (fail-on-step-error: `false`) |")
+
+	d = pass()
+	d.Outcome, d.VerifyCommand = evidence.OutcomeUnverified, ""
+	d.Rows = d.Rows[:4]
+	s = RenderSummary(d)
+	assert.Contains(t, s, "## ⚠️ Deponent: GOVERNED\\_UNVERIFIED")
+	assert.Contains(t, s, "**no `verify-command` was configured**")
+	assert.Contains(t, s, "That is never a pass: the step exits 1 (only `GOVERNED_PASS` exits 0).")
+	assert.NotContains(t, s, "the out-of-band `verify-command` passed")
+
+	d = sampleSummary()
+	d.Rows[2].Tampered = []string{"sub/.git/config", ".github/workflows|x.yml"}
+	s = RenderSummary(d)
+	assert.Contains(t, s, "**Protected paths changed** (the jail's tripwire; the run cannot pass):")
+	assert.Contains(t, s, "- entry 2 (ag\\|ent run\\_cmd): sub/\\.git/config, \\.github/workflows\\|x\\.yml")
+}
+
+// TestSummaryNamesTheOutputFiles: when the full output was kept, the
+// summary says where and how to check it.
+func TestSummaryNamesTheOutputFiles(t *testing.T) {
+	d := sampleSummary()
+	assert.NotContains(t, RenderSummary(d), "entry-NNNN.log", "no file kept, none named")
+	d.Rows[2].OutputFile = "deponent/outputs-1-1-job/entry-0002.log"
+	s := RenderSummary(d)
+	assert.Contains(t, s, "The full output of every command is in `deponent/outputs-1-1-job/` of the artifact")
+	assert.Contains(t, s, "each file's sha256 is its entry's `outcome_sha256`")
+}

@@ -242,6 +242,38 @@ func TestTranscoderMatchesTree(t *testing.T) {
 	assert.ErrorContains(t, err, "duplicate key")
 }
 
+// TestTranscoderFlatStringsIgnoresOrder: whether every member of a
+// captured object is a string is answered over all its members, in any
+// order, by Object and by Fast alike. It once looked at the last member
+// only, so the same entry passed in one key order and failed in another.
+func TestTranscoderFlatStringsIgnoresOrder(t *testing.T) {
+	tr := NewTranscoder(DefaultLimits, nil, []string{"params"})
+	cases := map[string]bool{
+		`{"params": {"a": 1, "b": "x"}}`:                false, // canonical order, non-string first
+		`{"params": {"b": "x", "a": 1}}`:                false, // insertion order, non-string first in key order
+		`{"params": {"a": "x", "b": 1}}`:                false,
+		`{"params": {"b": 1, "a": "x"}}`:                false,
+		`{"params": {"a": "x", "b": {"c": "d"}}}`:       false,
+		`{"params": {"a": {"c": "d"}, "b": "x"}}`:       false,
+		`{"params": {"a": [1], "b": "x"}}`:              false,
+		`{"params": {"a": "x", "b": "y"}}`:              true,
+		`{"params": {"b": "y", "a": "x"}}`:              true,
+		`{"params": {}}`:                                true,
+		`{"z": {"q": 1}, "params": {"a": "x"}}`:         true,
+		`{"params": {"a": "x"}, "z": {"q": 1, "r": 2}}`: true,
+	}
+	for in, want := range cases {
+		_, err := tr.Object([]byte(in))
+		require.NoError(t, err, in)
+		assert.Equal(t, want, tr.Captured(0).FlatStrings, "Object %s", in)
+		v, err := Parse([]byte(in), DefaultLimits)
+		require.NoError(t, err)
+		if _, _, ok := tr.Fast(Canonical(v)); ok {
+			assert.Equal(t, want, tr.Captured(0).FlatStrings, "Fast %s", Canonical(v))
+		}
+	}
+}
+
 func TestValueAccessors(t *testing.T) {
 	v, err := Parse([]byte(`{"s": "x", "i": 42, "f": 1.5, "b": false, "a": [1], "o": {"k": null}, "big": 123456789012345678901234}`), DefaultLimits)
 	require.NoError(t, err)

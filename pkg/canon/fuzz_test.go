@@ -15,6 +15,8 @@ var fuzzSeeds = []string{
 	`{"\u2028": "\u0001\u001f\"\\\/", "x": {"y": {"z": []}}}`,
 	`[[[[[[[[[[[[]]]]]]]]]]]]`,
 	`{"a": 1, "a": 2}`,
+	`{"params": {"b": "x", "a": 1}}`,
+	`{"params": {"a": 1, "b": "x"}}`,
 	`"\ud83d\ude80"`,
 	`NaN`,
 	"\xef\xbb\xbf{}",
@@ -63,9 +65,12 @@ func FuzzTranscoder(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add([]byte(s))
 	}
-	lim := Limits{MaxBytes: 1 << 20, MaxDepth: 32}
-	tr := NewTranscoder(lim, []string{"prev_hash", "entry_hash"}, []string{"prev_hash", "verdict"})
-	fast := NewTranscoder(lim, []string{"prev_hash", "entry_hash"}, []string{"prev_hash", "verdict"})
+	// Small value and member caps, so that the fuzzer reaches them: the
+	// three readers must agree on them too.
+	lim := Limits{MaxBytes: 1 << 20, MaxDepth: 32, MaxValues: 64, MaxMembers: 12}
+	capture := []string{"prev_hash", "verdict", "params"}
+	tr := NewTranscoder(lim, []string{"prev_hash", "entry_hash"}, capture)
+	fast := NewTranscoder(lim, []string{"prev_hash", "entry_hash"}, capture)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		pieces, n, ok := fast.Fast(data)
 		got, terr := tr.Object(data)
@@ -76,7 +81,7 @@ func FuzzTranscoder(f *testing.F) {
 			if joined := bytes.Join(pieces[:n], nil); !bytes.Equal(joined, got) {
 				t.Fatalf("Fast gave\n%q\nObject gave\n%q", joined, got)
 			}
-			for i := range 2 {
+			for i := range capture {
 				a, b := fast.Captured(i), tr.Captured(i)
 				if a.Found != b.Found || a.Kind != b.Kind || !bytes.Equal(a.Str, b.Str) || a.Bool != b.Bool || a.FlatStrings != b.FlatStrings {
 					t.Fatalf("capture %d: Fast %+v, Object %+v", i, a, b)
@@ -106,6 +111,98 @@ func FuzzTranscoder(f *testing.F) {
 			if !c.Found || c.Kind != pv.Kind() || (isStr && s != string(c.Str)) {
 				t.Fatalf("captured prev_hash %+v, want %v", c, pv)
 			}
+		}
+		// FlatStrings is the tree's answer, whatever the members' order.
+		if pv, ok := v.Get("params"); ok && pv.Kind() == Object {
+			flat := true
+			for _, m := range pv.Members() {
+				flat = flat && m.Value.Kind() == String
+			}
+			if c := tr.Captured(2); c.FlatStrings != flat {
+				t.Fatalf("params %s: FlatStrings %v, want %v", pv, c.FlatStrings, flat)
+			}
+		}
+	})
+}
+
+// FuzzDoc: the in-place reader accepts exactly what Parse accepts (within
+// the same caps) and writes exactly the tree encoder's bytes; Skip and
+// Object agree with it; a Transcoder reading an object in place inside a
+// document agrees with one reading it alone.
+func FuzzDoc(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`{"b": [1, {"y": 1, "\u0079": 2}], "a": "x"}`))
+	f.Add([]byte(`{"a": {"b": 1, "c": 2, "d": 3, "e": 4, "f": 5, "g": 6, "h": 7, "i": 8, "j": 9}}`))
+	f.Add([]byte(` [ "\u00e9\n" , 1E2 , -0.0e0 ] `))
+	lim := Limits{MaxBytes: 1 << 20, MaxDepth: 12, MaxMembers: 8}
+	tr := NewTranscoder(Limits{MaxBytes: 1 << 20, MaxDepth: 12, MaxMembers: 8}, []string{"prev_hash", "entry_hash"}, []string{"prev_hash", "params"})
+	tr.KeepFull()
+	alone := NewTranscoder(Limits{MaxBytes: 1 << 20, MaxDepth: 11, MaxMembers: 8}, []string{"prev_hash", "entry_hash"}, []string{"prev_hash", "params"})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, perr := Parse(data, lim)
+		got, werr := writeCanonical(data, lim)
+		if (perr == nil) != (werr == nil) {
+			t.Fatalf("disagree on %q: WriteCanonical %v, Parse %v", data, werr, perr)
+		}
+		if werr != nil {
+			if _, ok := werr.(*Error); !ok {
+				t.Fatalf("error of type %T: %v", werr, werr)
+			}
+		}
+		d, derr := NewDoc(data, lim)
+		if derr == nil {
+			end, serr := d.Skip(d.Root(), 0)
+			if serr == nil {
+				serr = d.End(end)
+			}
+			if (serr == nil) != (perr == nil) {
+				t.Fatalf("disagree on %q: Skip %v, Parse %v", data, serr, perr)
+			}
+		}
+		if perr != nil {
+			return
+		}
+		if want := Canonical(v); !bytes.Equal(got, want) {
+			t.Fatalf("WriteCanonical wrote\n%q\ntree encoder wrote\n%q", got, want)
+		}
+		if v.Kind() != Object {
+			return
+		}
+		fs, _, err := d.Object(d.Root(), 0)
+		if err != nil {
+			t.Fatalf("Object refused what Parse accepted: %v", err)
+		}
+		for i, m := range fs {
+			if i > 0 && fs[i-1].Key >= m.Key {
+				t.Fatalf("Object's members not in key order: %q, %q", fs[i-1].Key, m.Key)
+			}
+			mv, ok := v.Get(m.Key)
+			pv, _, err := d.ParseAt(m.At, 1, 0)
+			if !ok || err != nil || !Equal(mv, pv) {
+				t.Fatalf("member %q: tree %v, in place %v (%v)", m.Key, mv, pv, err)
+			}
+		}
+		// The object in place, one level down, as a receipt's entry is.
+		wrapped := append(append([]byte("[ "), data...), " ]"...)
+		wd, err := NewDoc(wrapped, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, end, err := tr.ObjectAt(wd, 2+d.Root(), 1)
+		want, aerr := alone.Object(data)
+		if (err == nil) != (aerr == nil) {
+			t.Fatalf("ObjectAt %v, Object %v on %q", err, aerr, data)
+		}
+		if err != nil {
+			return
+		}
+		if !bytes.Equal(out, want) || !bytes.Equal(tr.Full(), Canonical(v)) {
+			t.Fatalf("ObjectAt wrote %q / %q, want %q / %q", out, tr.Full(), want, Canonical(v))
+		}
+		if rest := bytes.TrimSpace(wrapped[end:]); string(rest) != "]" {
+			t.Fatalf("ObjectAt ended at %d in %q", end, wrapped)
 		}
 	})
 }

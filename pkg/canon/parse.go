@@ -4,20 +4,32 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
 // Limits bound what the reader accepts, so that hostile input costs bounded
-// memory and stack.
+// memory, time and stack. Memory follows what is parsed, not the bytes it
+// was parsed from: "[0,0,0,…]" holds a value every two bytes, and each
+// value of a tree costs tens of bytes. A zero field is no cap.
 type Limits struct {
 	MaxBytes int // input size cap in bytes
 	MaxDepth int // nesting cap: arrays and objects inside each other
+	// MaxValues caps the values one tree (Parse, Doc.ParseAt) or one
+	// transcoded object (Transcoder) holds: every scalar, array and
+	// object, the outermost included, counted once; keys are not values.
+	MaxValues int
+	// MaxMembers caps the members of any one object. Readers that keep an
+	// object's members in key order (every reader here does) hold them
+	// all at once, for each object still open.
+	MaxMembers int
 }
 
-// DefaultLimits suit receipts: 64 MiB and 64 levels. A receipt written by the
-// reference nests 5 levels deep (receipt, chain, entries, entry, params).
-var DefaultLimits = Limits{MaxBytes: 64 << 20, MaxDepth: 64}
+// DefaultLimits suit receipts: 64 MiB, 64 levels, 2^21 values in a tree
+// and 2^14 members to an object. A receipt written by the reference nests
+// 5 levels deep (receipt, chain, entries, entry, params).
+var DefaultLimits = Limits{MaxBytes: 64 << 20, MaxDepth: 64, MaxValues: 1 << 21, MaxMembers: 1 << 14}
 
 // Error is a fault in JSON input, with where it is.
 type Error struct {
@@ -115,6 +127,24 @@ func (s *scanner) describe(off int) string {
 		return fmt.Sprintf("%q", rune(c))
 	}
 	return fmt.Sprintf("byte 0x%02x", c)
+}
+
+// count counts one more value against lim.MaxValues (*n is the caller's
+// count: one tree, one transcoded object).
+func (s *scanner) count(n *int) error {
+	*n++
+	if s.lim.MaxValues > 0 && *n > s.lim.MaxValues {
+		return s.errf(s.pos, "more than %d values: over the cap on what one document may hold in memory", s.lim.MaxValues)
+	}
+	return nil
+}
+
+// member checks that an object holding have members may take one more.
+func (s *scanner) member(off, have int) error {
+	if s.lim.MaxMembers > 0 && have >= s.lim.MaxMembers {
+		return s.errf(off, "object has more than %d members", s.lim.MaxMembers)
+	}
+	return nil
 }
 
 func (s *scanner) enter() error {
@@ -343,12 +373,23 @@ func appendDecoded(dst, span []byte) []byte {
 // parser builds a Value tree.
 type parser struct {
 	scanner
+	values  int // values read so far, against lim.MaxValues
+	scratch *parseScratch
+	// src, when set, is data[srcOff:srcOff+len(src)] made a string once:
+	// the strings of the tree are then cut from it, not each copied. The
+	// tree keeps all of src alive, so only a reader of a small part of a
+	// document (Doc.ParseAt) sets it.
+	src    string
+	srcOff int
 }
 
 func (p *parser) value() (Value, error) {
 	p.skipWS()
 	if p.pos >= len(p.data) {
 		return Value{}, p.errf(p.pos, "unexpected end of input: expected a JSON value")
+	}
+	if err := p.count(&p.values); err != nil {
+		return Value{}, err
 	}
 	switch c := p.data[p.pos]; {
 	case c == '{':
@@ -374,11 +415,12 @@ func (p *parser) value() (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		text, msg := appendCanonicalNumber(nil, lit)
+		var msg string
+		p.buf, msg = appendCanonicalNumber(p.buf[:0], lit)
 		if msg != "" {
 			return Value{}, p.errf(start, "%s", msg)
 		}
-		return Value{kind: Number, float: isFloatLiteral(lit), s: string(text)}, nil
+		return Value{kind: Number, float: isFloatLiteral(lit), s: p.text(p.buf)}, nil
 	}
 	return Value{}, p.errf(p.pos, "expected a JSON value, found %s", p.describe(p.pos))
 }
@@ -389,10 +431,76 @@ func (p *parser) str() (string, error) {
 		return "", err
 	}
 	if !esc {
-		return string(p.data[start:end]), nil
+		if p.src != "" && start >= p.srcOff && end-p.srcOff <= len(p.src) {
+			return p.src[start-p.srcOff : end-p.srcOff], nil // no copy: see srcOff
+		}
+		return p.text(p.data[start:end]), nil
 	}
 	p.buf = appendDecoded(p.buf[:0], p.data[start:end])
-	return string(p.buf), nil
+	return p.text(p.buf), nil
+}
+
+// text makes a string of b, reusing the string of an equal short text
+// already made by this parser's scratch: keys and words (ALLOW, run_cmd)
+// recur in every entry, and a tree of many entries need not allocate each.
+func (p *parser) text(b []byte) string {
+	sc := p.scratch
+	if sc == nil || len(b) > maxInterned {
+		return string(b)
+	}
+	if s, ok := sc.interned[string(b)]; ok { // no allocation for the lookup
+		return s
+	}
+	s := string(b)
+	if len(sc.interned) < maxInternedStrings {
+		if sc.interned == nil {
+			sc.interned = map[string]string{}
+		}
+		sc.interned[s] = s
+	}
+	return s
+}
+
+// Bounds of a parse scratch's string cache.
+const (
+	maxInterned        = 24
+	maxInternedStrings = 512
+)
+
+// parseScratch is what a parser may reuse from one parse to the next: the
+// elements and members of the containers being read (each container
+// gets a slice of its exact length when it closes) and short strings.
+type parseScratch struct {
+	vals     []Value
+	members  []Member
+	interned map[string]string
+	// transient: the containers of the tree are cut from slabs that the
+	// next transient parse reuses (see Doc.ParseSpanTransient), instead of
+	// each getting memory of its own.
+	transient   bool
+	slabVals    []Value
+	slabMembers []Member
+}
+
+// keepMembers gives a closing object its members: a copy of its own, or a
+// cut of the slab. A slab that grows moves; what was cut from it before
+// stays where it was, valid.
+func (sc *parseScratch) keepMembers(ms []Member) []Member {
+	if !sc.transient {
+		return slices.Clone(ms)
+	}
+	start := len(sc.slabMembers)
+	sc.slabMembers = append(sc.slabMembers, ms...)
+	return sc.slabMembers[start:len(sc.slabMembers):len(sc.slabMembers)]
+}
+
+func (sc *parseScratch) keepVals(vs []Value) []Value {
+	if !sc.transient {
+		return slices.Clone(vs)
+	}
+	start := len(sc.slabVals)
+	sc.slabVals = append(sc.slabVals, vs...)
+	return sc.slabVals[start:len(sc.slabVals):len(sc.slabVals)]
 }
 
 func (p *parser) array() (Value, error) {
@@ -400,7 +508,9 @@ func (p *parser) array() (Value, error) {
 		return Value{}, err
 	}
 	p.pos++ // '['
-	var elems []Value
+	sc := p.scratchOrNew()
+	base := len(sc.vals)
+	defer func() { sc.vals = sc.vals[:base] }()
 	p.skipWS()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
 		p.pos++
@@ -412,7 +522,7 @@ func (p *parser) array() (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		elems = append(elems, v)
+		sc.vals = append(sc.vals, v)
 		p.skipWS()
 		if p.pos >= len(p.data) {
 			return Value{}, p.errf(p.pos, "unexpected end of input in array: expected ',' or ']'")
@@ -423,11 +533,18 @@ func (p *parser) array() (Value, error) {
 		case ']':
 			p.pos++
 			p.depth--
-			return Value{kind: Array, arr: elems}, nil
+			return Value{kind: Array, arr: sc.keepVals(sc.vals[base:])}, nil
 		default:
 			return Value{}, p.errf(p.pos, "expected ',' or ']' in array, found %s", p.describe(p.pos))
 		}
 	}
+}
+
+func (p *parser) scratchOrNew() *parseScratch {
+	if p.scratch == nil {
+		p.scratch = &parseScratch{}
+	}
+	return p.scratch
 }
 
 func (p *parser) object() (Value, error) {
@@ -435,7 +552,9 @@ func (p *parser) object() (Value, error) {
 		return Value{}, err
 	}
 	p.pos++ // '{'
-	var members []Member
+	sc := p.scratchOrNew()
+	base := len(sc.members)
+	defer func() { sc.members = sc.members[:base] }()
 	var seen map[string]struct{} // built once an object is too big for a linear scan
 	p.skipWS()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
@@ -453,8 +572,11 @@ func (p *parser) object() (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		if isDuplicate(members, &seen, key) {
+		if isDuplicate(sc.members[base:], &seen, key) {
 			return Value{}, p.errf(keyOff, "duplicate key %q in object", key)
+		}
+		if err := p.member(keyOff, len(sc.members)-base); err != nil {
+			return Value{}, err
 		}
 		p.skipWS()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
@@ -465,7 +587,7 @@ func (p *parser) object() (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		members = append(members, Member{Key: key, Value: v})
+		sc.members = append(sc.members, Member{Key: key, Value: v})
 		p.skipWS()
 		if p.pos >= len(p.data) {
 			return Value{}, p.errf(p.pos, "unexpected end of input in object: expected ',' or '}'")
@@ -476,7 +598,7 @@ func (p *parser) object() (Value, error) {
 		case '}':
 			p.pos++
 			p.depth--
-			return Value{kind: Object, obj: members}, nil
+			return Value{kind: Object, obj: sc.keepMembers(sc.members[base:])}, nil
 		default:
 			return Value{}, p.errf(p.pos, "expected ',' or '}' in object, found %s", p.describe(p.pos))
 		}

@@ -20,6 +20,7 @@ import (
 // it returns are valid until the next call.
 type Transcoder struct {
 	s      scanner
+	lim0   Limits         // the limits it was made with
 	lookup map[string]int // top-level keys to capture or omit (see lookupOmit)
 	got    []Captured
 	idx    []int // sort order of an object's members
@@ -31,6 +32,13 @@ type Transcoder struct {
 	str  []byte   // decoded text of captured strings
 
 	nonString int // values directly inside the current top-level member that are not strings
+	values    int // values read in this object, against lim.MaxValues
+	base      int // nesting depth of the object being transcoded (0 for a line of its own)
+
+	// full, when kept (KeepFull), is the canonical form with every member,
+	// the omitted ones included.
+	full     []byte
+	keepFull bool
 
 	// The top-level key sequence of the last object transcoded, its
 	// lookup flags and its sorted order. Ledger lines from one writer share
@@ -72,6 +80,15 @@ type member struct {
 // low bits, and whether the member is omitted.
 const lookupOmit = 1 << 30
 
+// KeepFull makes Object and ObjectAt keep, beside the canonical form
+// without the omitted members, the canonical form of the whole object
+// (Full): a receipt's content hash covers each entry whole.
+func (t *Transcoder) KeepFull() { t.keepFull = true }
+
+// Full returns the canonical form of the whole object of the last Object
+// or ObjectAt call, when KeepFull was called.
+func (t *Transcoder) Full() []byte { return t.full }
+
 // NewTranscoder returns a Transcoder that omits and captures the named
 // top-level members.
 func NewTranscoder(lim Limits, omit, capture []string) *Transcoder {
@@ -82,17 +99,13 @@ func NewTranscoder(lim Limits, omit, capture []string) *Transcoder {
 	for _, k := range omit {
 		lookup[k] |= lookupOmit
 	}
-	return &Transcoder{s: scanner{lim: lim}, lookup: lookup, got: make([]Captured, len(capture))}
+	return &Transcoder{s: scanner{lim: lim}, lim0: lim, lookup: lookup, got: make([]Captured, len(capture))}
 }
 
 // Object transcodes src, which must hold one JSON object, and returns its
 // canonical form without the omitted members.
 func (t *Transcoder) Object(src []byte) ([]byte, error) {
-	t.s = scanner{data: src, lim: t.s.lim, buf: t.s.buf}
-	t.out, t.tmp, t.keys, t.mem, t.str = t.out[:0], t.tmp[:0], t.keys[:0], t.mem[:0], t.str[:0]
-	for i := range t.got {
-		t.got[i] = Captured{}
-	}
+	t.reset(src, 0, 0)
 	if t.s.lim.MaxBytes > 0 && len(src) > t.s.lim.MaxBytes {
 		return nil, t.s.errf(0, "input is %d bytes, over the %d-byte cap", len(src), t.s.lim.MaxBytes)
 	}
@@ -112,6 +125,57 @@ func (t *Transcoder) Object(src []byte) ([]byte, error) {
 	return t.tmp, nil
 }
 
+// ObjectAt transcodes the object at offset off of the document d, which
+// sits inside depth arrays and objects (d's depth cap counts them), and
+// returns its canonical form without the omitted members and the offset
+// just after it. The object may take at most the Transcoder's MaxBytes of
+// d; errors are positioned in d. This is how a receipt's entries are read
+// in place, as a ledger's lines are.
+func (t *Transcoder) ObjectAt(d *Doc, off, depth int) (out []byte, end int, err error) {
+	data := d.data
+	if lim := t.s.lim.MaxBytes; lim > 0 && len(data)-off > lim {
+		data = data[:off+lim]
+	}
+	t.reset(data, off, depth)
+	if max := d.lim.MaxDepth; max > 0 && (t.s.lim.MaxDepth == 0 || max < t.s.lim.MaxDepth) {
+		t.s.lim.MaxDepth = max // the document's cap counts from its root
+	}
+	if off >= len(data) || data[off] != '{' {
+		return nil, 0, t.s.errf(off, "expected a JSON object, found %s", t.s.describe(off))
+	}
+	if err := t.object(true); err != nil {
+		if len(data) < len(d.data) {
+			// Cut at the cap: was the object simply longer? Read it in
+			// full (keeping nothing) to tell that from a fault inside.
+			s := d.scanner(off, depth)
+			if skip(&s) == nil && s.pos > len(data) {
+				return nil, 0, newError(d.data, off, "object is longer than the %d-byte cap", t.s.lim.MaxBytes)
+			}
+		}
+		return nil, 0, err
+	}
+	return t.tmp, t.s.pos, nil
+}
+
+// Release drops every reference to the last input (the captures point
+// into it): a Transcoder kept for later does not keep a document alive.
+func (t *Transcoder) Release() {
+	t.s.data = nil
+	for i := range t.got {
+		t.got[i] = Captured{}
+	}
+}
+
+// reset starts reading src at off, inside depth containers.
+func (t *Transcoder) reset(src []byte, off, depth int) {
+	t.s = scanner{data: src, pos: off, depth: depth, lim: t.lim0, buf: t.s.buf}
+	t.base, t.values = depth, 0
+	t.out, t.tmp, t.keys, t.mem, t.str, t.full = t.out[:0], t.tmp[:0], t.keys[:0], t.mem[:0], t.str[:0], t.full[:0]
+	for i := range t.got {
+		t.got[i] = Captured{}
+	}
+}
+
 // Captured returns the i-th captured member of the last Object call.
 func (t *Transcoder) Captured(i int) Captured { return t.got[i] }
 
@@ -121,7 +185,10 @@ func (t *Transcoder) value() error {
 	if s.pos >= len(s.data) {
 		return s.errf(s.pos, "unexpected end of input: expected a JSON value")
 	}
-	if s.depth == 2 && s.data[s.pos] != '"' {
+	if err := s.count(&t.values); err != nil {
+		return err
+	}
+	if s.depth == t.base+2 && s.data[s.pos] != '"' {
 		t.nonString++
 	}
 	switch c := s.data[s.pos]; {
@@ -220,6 +287,12 @@ func (t *Transcoder) array() error {
 // rewrites the region as {m1, m2, ...}.
 func (t *Transcoder) object(top bool) error {
 	s := &t.s
+	if top {
+		// The object itself is a value (value() counts the rest).
+		if err := s.count(&t.values); err != nil {
+			return err
+		}
+	}
 	if err := s.enter(); err != nil {
 		return err
 	}
@@ -235,6 +308,7 @@ func (t *Transcoder) object(top bool) error {
 		s.depth--
 		if top {
 			t.tmp = append(t.tmp[:0], '{', '}')
+			t.full = append(t.full[:0], '{', '}')
 		} else {
 			t.out = append(t.out, '{', '}')
 		}
@@ -246,6 +320,9 @@ func (t *Transcoder) object(top bool) error {
 			return s.errf(s.pos, "expected a string key in object, found %s", s.describe(s.pos))
 		}
 		keyOff := s.pos
+		if err := s.member(keyOff, len(t.mem)-base); err != nil {
+			return err
+		}
 		ks, ke, esc, err := s.stringSpan()
 		if err != nil {
 			return err
@@ -271,7 +348,12 @@ func (t *Transcoder) object(top bool) error {
 		}
 		t.out = append(t.out, '"', ':', ' ')
 		valStart := len(t.out)
-		t.nonString = 0
+		if top {
+			// Counted over the whole of this member's value: a nested
+			// object's members must not reset it, or the answer would be
+			// the last member's alone (and depend on the members' order).
+			t.nonString = 0
+		}
 		if err := t.value(); err != nil {
 			return err
 		}
@@ -387,6 +469,16 @@ func (t *Transcoder) closeObject(base, keysBase, objStart int, top bool) error {
 	} else if top {
 		t.saveTemplate(ms, keysBase)
 	}
+	if top && t.keepFull {
+		t.full = append(t.full[:0], '{')
+		for n, i := range t.idx {
+			if n > 0 {
+				t.full = append(t.full, ',', ' ')
+			}
+			t.full = append(t.full, t.out[ms[i].start:ms[i].end]...)
+		}
+		t.full = append(t.full, '}')
+	}
 	t.tmp = append(t.tmp[:0], '{')
 	n := 0
 	for _, i := range t.idx {
@@ -487,6 +579,7 @@ func (t *Transcoder) Fast(src []byte) (pieces [3][]byte, n int, ok bool) {
 	}
 	var cuts [2][2]int // byte ranges of omitted members, with one separator
 	nCuts := 0
+	vals := 1 // the object itself
 	t.fastCur, t.fastCurFlags = t.fastCur[:0], t.fastCurFlags[:0]
 	match := true
 	var prevKey []byte
@@ -511,8 +604,8 @@ func (t *Transcoder) Fast(src []byte) (pieces [3][]byte, n int, ok bool) {
 		i = j + 2
 		valStart := i
 		var flat bool
-		i, flat, ok = fastValue(src, i, 1)
-		if !ok {
+		i, flat, ok = fastValue(src, i, 1, &vals, t.s.lim.MaxMembers)
+		if !ok || (t.s.lim.MaxValues > 0 && vals > t.s.lim.MaxValues) || (t.s.lim.MaxMembers > 0 && len(t.fastCur) >= t.s.lim.MaxMembers) {
 			return pieces, 0, false
 		}
 		// Flags depend on the key only: take them from the last line's
@@ -608,10 +701,11 @@ func fastString(src []byte, i int) ([]byte, int, bool) {
 
 // fastValue reads a value in canonical shape at src[i] and returns the index
 // after it; flat reports an object whose values are all strings.
-func fastValue(src []byte, i, depth int) (int, bool, bool) {
+func fastValue(src []byte, i, depth int, vals *int, maxMembers int) (int, bool, bool) {
 	if i >= len(src) {
 		return 0, false, false
 	}
+	*vals++
 	switch c := src[i]; {
 	case c == '"':
 		_, j, ok := fastString(src, i)
@@ -642,15 +736,16 @@ func fastValue(src []byte, i, depth int) (int, bool, bool) {
 	case c == 'n' && bytes.HasPrefix(src[i:], []byte("null")):
 		return i + 4, false, true
 	case c == '{' && depth == 1:
-		return fastFlatObject(src, i)
+		return fastFlatObject(src, i, vals, maxMembers)
 	}
 	return 0, false, false
 }
 
 // fastFlatObject reads a nested object of string-keyed members in key order
 // whose values are strings or integers.
-func fastFlatObject(src []byte, i int) (int, bool, bool) {
+func fastFlatObject(src []byte, i int, vals *int, maxMembers int) (int, bool, bool) {
 	i++
+	members := 0
 	if i < len(src) && src[i] == '}' {
 		return i + 1, true, true
 	}
@@ -661,6 +756,9 @@ func fastFlatObject(src []byte, i int) (int, bool, bool) {
 		if !ok || (prevKey != nil && bytes.Compare(prevKey, key) >= 0) {
 			return 0, false, false
 		}
+		if members++; maxMembers > 0 && members > maxMembers {
+			return 0, false, false
+		}
 		prevKey = key
 		if j+2 > len(src) || src[j] != ':' || src[j+1] != ' ' {
 			return 0, false, false
@@ -669,7 +767,7 @@ func fastFlatObject(src []byte, i int) (int, bool, bool) {
 		if i < len(src) && src[i] != '"' {
 			flat = false
 		}
-		i, _, ok = fastValue(src, i, 2)
+		i, _, ok = fastValue(src, i, 2, vals, maxMembers)
 		if !ok || i >= len(src) {
 			return 0, false, false
 		}

@@ -28,9 +28,30 @@
 // Infinity (which are not JSON), numbers that overflow a double, integers of
 // more than MaxIntDigits digits, duplicate keys in an object (readers disagree
 // on which value counts, so a signed body with two values is ambiguous),
-// nesting deeper than the depth cap, input larger than the size cap and
-// trailing data. It never panics on any input; the fuzz tests hold it to
-// that.
+// nesting deeper than the depth cap, input larger than the size cap, more
+// values than the value cap, an object with more members than the member
+// cap, and trailing data. It never panics on any input; the fuzz tests hold
+// it to that.
+//
+// # Bounded memory
+//
+// A tree costs memory per value, not per byte: "[0,0,0,…]" holds a value
+// every two bytes and each costs tens of bytes, so 64 MiB of it would be
+// gigabytes as a tree. Limits.MaxValues bounds a tree by what it holds.
+// Three readers hold no tree at all and share Parse's rules exactly (the
+// fuzz tests compare them with it):
+//
+//   - Transcoder: one object to its canonical form in one pass (a ledger
+//     line, or a receipt's entry in place), its output bounded by its own
+//     byte cap.
+//   - Doc: a whole document in place. Doc.WriteCanonical streams C(v) to a
+//     writer (a hash) holding only the members of the objects it is inside
+//     (MaxMembers each, MaxDepth deep); Doc.Object, Doc.Array and
+//     Doc.ParseAt let a reader look at the few parts it needs.
+//
+// The price of holding nothing is time: an object is read once to find its
+// members and again to write them in key order, so writing C(v) reads each
+// byte once per object around it (at most MaxDepth times).
 //
 // # What this package does not do
 //

@@ -19,18 +19,35 @@
 // outcome is stored as a hash, never verbatim. A ledger file is JSONL, one
 // entry a line in canonical form, "\n" only; each append is fsynced before it
 // returns and the file is locked against a second writer. A line over
-// MaxLedgerLine, a torn last line or a blank line is a break at that line,
-// never dropped or repaired.
+// MaxLedgerLine (or of more than MaxEntryValues JSON values), a torn last
+// line or a blank line is a break at that line, never dropped or
+// repaired. A chain that breaks reports the counts and head of the
+// entries before the break.
 //
 // # Receipts
 //
 // A receipt (schema deponent-receipt/v1) embeds the chain and signs the body
 // with a content hash: signature = hex(sha256(C(receipt without
 // "signature"))). Persist refuses a chain that does not verify, writes
-// atomically, never overwrites, indexes the receipt and runs VerifyReceiptFile
-// on what landed on disk before moving LATEST. VerifyReceipt fails closed on
-// anything missing, unparsable, duplicated (duplicate JSON keys) or of the
-// wrong type, and on input over MaxReceiptBytes or nested deeper than 64.
+// atomically, never overwrites, indexes the receipt (index.jsonl: the
+// reference's receipt_id, ts, model, task and outcome, and file and
+// signature) and runs VerifyReceiptFile on what landed on disk before
+// moving LATEST.
+//
+// CheckReceipt verifies a receipt in place, holding no tree of it: the
+// content hash is streamed from the bytes (canon.Doc), each entry of the
+// chain is checked by the ledger's per-line code where it lies and judged
+// by an Assessor as it passes, and only the provenance, the governance
+// object and one entry at a time are parsed into trees. Its memory is the
+// receipt's bytes plus those, whatever else the receipt holds. It fails
+// closed on anything missing, unparsable, duplicated (duplicate JSON keys)
+// or of the wrong type, on input over MaxReceiptBytes, nested deeper than
+// 64, with an object of more than 2^14 members, an entry of more than
+// MaxEntryValues values or MaxReceiptEntryBytes, and returns what it
+// established (fields, the chain up to a break, the recomputed
+// Assessment) with the error. VerifyReceipt is CheckReceipt and then the
+// receipt kept whole as trees (Body, Entries), for callers that read it
+// further; it also refuses a receipt of more than 2^21 values.
 //
 // # Governance
 //
@@ -38,7 +55,8 @@
 // others), computed from a verified chain and the run's configuration
 // (Governance). The action decides its outcome with it; the verifier
 // recomputes the same outcome from a receipt instead of trusting the one
-// stored there.
+// stored there. An Assessor is Assess one entry at a time, for a chain read
+// as a stream.
 //
 // # What this proves, and what it does not
 //

@@ -122,6 +122,14 @@ type Assessment struct {
 	Commands    int64
 	Jailed      bool
 	JailProblem string
+	// CanariesOK is false when a canary the configuration expects did not
+	// run, a canary was not held or escaped (a host check), or a canary's
+	// entry is malformed. It says nothing of canaries that were not
+	// enabled: that is Governance.Canaries and JailCanaries.
+	CanariesOK bool
+	// Malformed counts the entries ReadEntry refused (each also a reason,
+	// and counted in Blocked).
+	Malformed int64
 }
 
 // Assess judges a verified chain under g. It is the one definition of a
@@ -130,83 +138,129 @@ type Assessment struct {
 // with ReadEntry: a field of the wrong type, or a fact that contradicts
 // the configuration (a per-entry dry run in a run that was not one, a
 // command confined by another jail than the run's), fails the run.
+// Assess is an Assessor fed every entry in order.
 func Assess(entries []canon.Value, g Governance) Assessment {
-	a := Assessment{Jailed: true}
-	ran := map[string]bool{}
-	sessions := 0
-	fail := func(format string, args ...any) { a.Reasons = append(a.Reasons, fmt.Sprintf(format, args...)) }
-	notJailed := func(format string, args ...any) {
-		if a.Jailed {
-			a.Jailed, a.JailProblem = false, fmt.Sprintf(format, args...)
-		}
+	s := NewAssessor(g)
+	for _, e := range entries {
+		s.Add(e)
 	}
+	return s.Result()
+}
+
+// Assessor is Assess one entry at a time, for a verifier that reads a
+// chain as a stream and keeps no entry in memory. Add the entries in
+// chain order, then take the Result.
+type Assessor struct {
+	g        Governance
+	a        Assessment
+	ran      map[string]bool
+	sessions int
+}
+
+// NewAssessor starts judging a chain under g.
+func NewAssessor(g Governance) *Assessor {
+	s := &Assessor{g: g, a: Assessment{Jailed: true, CanariesOK: true}, ran: map[string]bool{}}
 	if !slices.Contains(RealJails, g.Jail) {
-		notJailed("the run recorded jail %q, not a real one (%s)", g.Jail, strings.Join(RealJails, ", "))
+		s.notJailed("the run recorded jail %q, not a real one (%s)", g.Jail, strings.Join(RealJails, ", "))
 	}
 	if g.Unjailed {
-		notJailed("the run allowed commands to run unjailed")
+		s.notJailed("the run allowed commands to run unjailed")
 	}
-	for i, raw := range entries {
-		a.Entries++
-		e, err := ReadEntry(raw)
-		if err != nil {
-			fail("entry %d is malformed: %v", i, err)
-			a.Blocked++ // counted as not allowed: nothing of it is trusted
-			notJailed("entry %d is malformed", i)
-			continue
+	return s
+}
+
+func (s *Assessor) fail(format string, args ...any) {
+	s.a.Reasons = append(s.a.Reasons, fmt.Sprintf(format, args...))
+}
+
+// canaryFail is a reason that is also a canary's failure.
+func (s *Assessor) canaryFail(format string, args ...any) {
+	s.a.CanariesOK = false
+	s.fail(format, args...)
+}
+
+func (s *Assessor) notJailed(format string, args ...any) {
+	if s.a.Jailed {
+		s.a.Jailed, s.a.JailProblem = false, fmt.Sprintf(format, args...)
+	}
+}
+
+// Add judges the next entry of the chain.
+func (s *Assessor) Add(raw canon.Value) {
+	a, g := &s.a, s.g
+	i := a.Entries
+	a.Entries++
+	e, err := ReadEntry(raw)
+	if err != nil {
+		s.fail("entry %d is malformed: %v", i, err)
+		a.Blocked++ // counted as not allowed: nothing of it is trusted
+		a.Malformed++
+		s.notJailed("entry %d is malformed", i)
+		if raw.Kind() == canon.Object && EntryString(raw, FieldAgent) == AgentCanary {
+			a.CanariesOK = false // a canary's record that cannot be read held nothing
 		}
-		if e.Verdict == VerdictAllow {
-			a.Allowed++
-		} else {
-			a.Blocked++
-		}
-		a.checkConsistency(i, e, g, fail, notJailed)
-		if len(e.Tampered) > 0 {
-			a.Tampered++
-			fail("entry %d (%s %s) changed protected path(s): %s", i, e.Agent, e.Tool, strings.Join(e.Tampered, ", "))
-		}
-		if e.Class == ClassNoJail || e.Killed == KilledNoJail {
-			a.NoJail++
-			fail("entry %d (%s %s) was refused for want of a jail: a run in which actions could not be confined cannot pass", i, e.Agent, e.Tool)
-		}
-		switch e.Agent {
-		case AgentCanary:
-			a.assessCanary(i, e, g, ran, fail)
-		case AgentHarness:
-			switch e.Tool {
-			case ToolRunCmd:
-				a.VerifyRan = a.VerifyRan || e.Executed()
-				if e.Succeeded() {
-					a.VerifyPassed = true
-				} else if !g.DryRun {
-					fail("verify command (entry %d) %s", i, e.Failure())
-				}
-			case ToolAgentSession:
-				sessions++
-				if e.Killed != "" {
-					fail("the agent session (entry %d) was killed: %s", i, e.Killed)
-				}
-			default:
-				fail("entry %d: the harness recorded tool %q, which it never runs", i, e.Tool)
+		return
+	}
+	if e.Verdict == VerdictAllow {
+		a.Allowed++
+	} else {
+		a.Blocked++
+	}
+	s.checkConsistency(i, e)
+	if len(e.Tampered) > 0 {
+		a.Tampered++
+		s.fail("entry %d (%s %s) changed protected path(s): %s", i, e.Agent, e.Tool, strings.Join(e.Tampered, ", "))
+	}
+	if e.Class == ClassNoJail || e.Killed == KilledNoJail {
+		a.NoJail++
+		s.fail("entry %d (%s %s) was refused for want of a jail: a run in which actions could not be confined cannot pass", i, e.Agent, e.Tool)
+	}
+	switch e.Agent {
+	case AgentCanary:
+		s.assessCanary(i, e)
+	case AgentHarness:
+		switch e.Tool {
+		case ToolRunCmd:
+			a.VerifyRan = a.VerifyRan || e.Executed()
+			if e.Succeeded() {
+				a.VerifyPassed = true
+			} else if !g.DryRun {
+				s.fail("verify command (entry %d) %s", i, e.Failure())
+			}
+		case ToolAgentSession:
+			s.sessions++
+			if e.Killed != "" {
+				s.fail("the agent session (entry %d) was killed: %s", i, e.Killed)
 			}
 		default:
-			if e.Verdict == VerdictBlock {
-				a.AgentBlocked++
-				if e.Class == ClassToolCallLimit {
-					fail("entry %d: the agent went past its tool-call limit; the run fails closed", i)
-				} else if !g.OnBlockContinue && e.Class != ClassNoJail {
-					fail("step %d was blocked: %s: %s", i, e.Class, e.Reason)
-				}
-			} else if e.Executed() && !e.Succeeded() {
-				a.StepErrors++
-				if g.FailOnStepError {
-					fail("step %d %s (fail-on-step-error)", i, e.Failure())
-				}
+			s.fail("entry %d: the harness recorded tool %q, which it never runs", i, e.Tool)
+		}
+	default:
+		if e.Verdict == VerdictBlock {
+			a.AgentBlocked++
+			if e.Class == ClassToolCallLimit {
+				s.fail("entry %d: the agent went past its tool-call limit; the run fails closed", i)
+			} else if !g.OnBlockContinue && e.Class != ClassNoJail {
+				s.fail("step %d was blocked: %s: %s", i, e.Class, e.Reason)
+			}
+		} else if e.Executed() && !e.Succeeded() {
+			a.StepErrors++
+			if g.FailOnStepError {
+				s.fail("step %d %s (fail-on-step-error)", i, e.Failure())
 			}
 		}
 	}
+}
+
+// Result finishes the judgement: the checks that need the whole chain
+// (every expected canary ran, the verify command ran, one agent session)
+// and the outcome. The Assessor is unchanged: Result may be called again.
+func (s *Assessor) Result() Assessment {
+	fin := *s
+	fin.a.Reasons = slices.Clone(s.a.Reasons)
+	a, g := &fin.a, fin.g
 	if g.Canaries && a.CanariesRun == 0 {
-		fail("canaries were enabled but none ran")
+		fin.canaryFail("canaries were enabled but none ran")
 	}
 	if !g.DryRun {
 		var want []string
@@ -217,21 +271,21 @@ func Assess(entries []canon.Value, g Governance) Assessment {
 			want = append(want, JailCanaries...)
 		}
 		for _, name := range want {
-			if !ran[name] {
-				fail("canary %q did not run", name)
+			if !fin.ran[name] {
+				fin.canaryFail("canary %q did not run", name)
 			}
 		}
 		if g.VerifyCommand != "" && !a.VerifyRan {
-			fail("verify command %q did not run", g.VerifyCommand)
+			fin.fail("verify command %q did not run", g.VerifyCommand)
 		}
 	}
 	switch {
-	case g.Agent != "" && sessions == 0:
-		fail("the run was configured with agent %q but recorded no agent session", g.Agent)
-	case g.Agent != "" && sessions > 1:
-		fail("the run recorded %d agent sessions; one agent runs once", sessions)
-	case g.Agent == "" && sessions > 0:
-		fail("the run recorded an agent session but was configured without an agent")
+	case g.Agent != "" && fin.sessions == 0:
+		fin.fail("the run was configured with agent %q but recorded no agent session", g.Agent)
+	case g.Agent != "" && fin.sessions > 1:
+		fin.fail("the run recorded %d agent sessions; one agent runs once", fin.sessions)
+	case g.Agent == "" && fin.sessions > 0:
+		fin.fail("the run recorded an agent session but was configured without an agent")
 	}
 	switch {
 	case len(a.Reasons) > 0:
@@ -243,7 +297,7 @@ func Assess(entries []canon.Value, g Governance) Assessment {
 	default:
 		a.Outcome = OutcomePass
 	}
-	return a
+	return *a
 }
 
 // assessCanary judges a canary's entry. A canary holds when the gate
@@ -252,17 +306,18 @@ func Assess(entries []canon.Value, g Governance) Assessment {
 // 0, not killed. A host check recorded for a canary means the harness saw
 // the escape: that canary did not hold. Any other allowed canary did not
 // hold.
-func (a *Assessment) assessCanary(i int, e Entry, g Governance, ran map[string]bool, fail func(string, ...any)) {
+func (s *Assessor) assessCanary(i int64, e Entry) {
+	a, g := &s.a, s.g
 	if e.Tool == ToolHostCheck {
 		if e.Verdict != VerdictAllow || e.Error == nil {
-			fail("entry %d: a host check must be an allowed entry recording what was observed", i)
+			s.canaryFail("entry %d: a host check must be an allowed entry recording what was observed", i)
 			return
 		}
-		fail("canary %q (entry %d) was not contained: %s", e.Canary, i, *e.Error)
+		s.canaryFail("canary %q (entry %d) was not contained: %s", e.Canary, i, *e.Error)
 		return
 	}
 	a.CanariesRun++
-	ran[e.Canary] = true
+	s.ran[e.Canary] = true
 	jailProbe := strings.HasPrefix(e.Canary, JailCanaryPrefix)
 	switch {
 	case e.Verdict == VerdictBlock:
@@ -270,14 +325,16 @@ func (a *Assessment) assessCanary(i int, e Entry, g Governance, ran map[string]b
 	case jailProbe && !g.DryRun && e.Succeeded():
 		a.CanariesHeld++
 	case !g.DryRun:
-		fail("canary %q (entry %d) was not blocked", e.Canary, i)
+		s.canaryFail("canary %q (entry %d) was not blocked", e.Canary, i)
 	}
 }
 
 // checkConsistency fails entries whose facts contradict the run's
 // configuration or that name a tool the harness cannot have executed, and
 // keeps the jail facts.
-func (a *Assessment) checkConsistency(i int, e Entry, g Governance, fail, notJailed func(string, ...any)) {
+func (s *Assessor) checkConsistency(i int64, e Entry) {
+	a, g := &s.a, s.g
+	fail, notJailed := s.fail, s.notJailed
 	if e.DryRun && !g.DryRun {
 		fail("entry %d claims dry_run in a run that was not a dry run", i)
 	}

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -354,4 +355,52 @@ func TestEntryStringAndBool(t *testing.T) {
 	assert.False(t, EntryBool(e, "q"), `the string "true" is not true`)
 	assert.False(t, EntryBool(e, "n"), "not a boolean")
 	assert.False(t, EntryBool(canon.BoolValue(true), "t"), "not an object")
+}
+
+// TestAssessorIsAssess: feeding the entries one at a time gives Assess's
+// answer, Result can be taken twice, and CanariesOK says whether the
+// canaries the configuration expects ran and held — and only that.
+func TestAssessorIsAssess(t *testing.T) {
+	rs, g := goodRun()
+	entries := chain(t, rs...)
+	s := NewAssessor(g)
+	for _, e := range entries {
+		s.Add(e)
+	}
+	first := s.Result()
+	assert.Equal(t, Assess(entries, g), first)
+	assert.Equal(t, first, s.Result(), "Result does not change the Assessor")
+	assert.True(t, first.CanariesOK)
+	assert.Zero(t, first.Malformed)
+
+	cases := []struct {
+		name       string
+		rs         []Record
+		g          func(*Governance)
+		canariesOK bool
+	}{
+		{"a gate canary missing", rs[1:], nil, false},
+		{"a jail canary missing", rs[:len(rs)-1], nil, false},
+		{"a canary allowed", slices.Concat([]Record{with(rs[0], func(r *Record) { r.Verdict = VerdictAllow })}, rs[1:]), nil, false},
+		{"an escape seen on the host", slices.Concat(rs, []Record{step(AgentCanary, ToolHostCheck, VerdictAllow, canary(CanaryJailNetwork), canon.M(FieldError, canon.Str("reached")))}), nil, false},
+		{"a malformed canary", slices.Concat(rs, []Record{step(AgentCanary, ToolRunCmd, VerdictBlock, canary(CanaryNetwork), canon.M(FieldKilled, canon.BoolValue(true)))}), nil, false},
+		{"the verify command failed", slices.Concat(rs[:4], []Record{ran(AgentHarness, 1)}, rs[5:]), nil, true},
+		{"canaries not enabled", nil, func(g *Governance) { g.Canaries, g.JailCanaries = false, false }, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			recs, gg := c.rs, g
+			if recs == nil {
+				recs = rs
+			}
+			if c.g != nil {
+				c.g(&gg)
+			}
+			a := Assess(chain(t, recs...), gg)
+			assert.Equal(t, c.canariesOK, a.CanariesOK, a.Reasons)
+		})
+	}
+	bad := Assess(chain(t, slices.Concat(rs, []Record{step("builder", ToolRunCmd, VerdictAllow, canon.M(FieldUnjailed, canon.Int(1)))})...), g)
+	assert.Equal(t, int64(1), bad.Malformed)
+	assert.Equal(t, OutcomeFail, bad.Outcome)
 }

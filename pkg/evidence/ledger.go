@@ -29,9 +29,23 @@ const ParamMaxChars = 200
 // refused as a malformed entry instead of being read into memory.
 const MaxLedgerLine = 1 << 20
 
-// EntryLimits bound the JSON of one entry: the line cap and 64 levels of
-// nesting (an entry needs 2).
-var EntryLimits = canon.Limits{MaxBytes: MaxLedgerLine, MaxDepth: 64}
+// MaxEntryValues caps the JSON values of one entry (an entry the action
+// writes holds about 20; its params are flat strings). Memory follows the
+// values a reader holds, not the bytes (see package canon): 2^14 values is
+// at most about a megabyte as a tree.
+const MaxEntryValues = 1 << 14
+
+// EntryLimits bound the JSON of one ledger line: the line cap, 64 levels of
+// nesting (an entry needs 2), MaxEntryValues values and as many members.
+var EntryLimits = canon.Limits{MaxBytes: MaxLedgerLine, MaxDepth: 64, MaxValues: MaxEntryValues, MaxMembers: MaxEntryValues}
+
+// MaxReceiptEntryBytes caps the text of one entry inside a receipt: a
+// ledger line's cap, with room for a receipt's indentation.
+const MaxReceiptEntryBytes = 4 * MaxLedgerLine
+
+// ReceiptEntryLimits bound one entry read inside a receipt, as EntryLimits
+// bound a ledger line.
+var ReceiptEntryLimits = canon.Limits{MaxBytes: MaxReceiptEntryBytes, MaxDepth: 64, MaxValues: MaxEntryValues, MaxMembers: MaxEntryValues}
 
 // The fields every entry holds, in the order the reference writes them.
 // prev_hash and entry_hash are not part of the hashed payload.

@@ -153,25 +153,82 @@ func BenchmarkLedgerAppend(b *testing.B) {
 	}
 }
 
-// BenchmarkVerifyReceipt: one receipt of 50 entries, read and recomputed.
-func BenchmarkVerifyReceipt(b *testing.B) {
+// benchReceipt is a receipt of a clean governed run of 50 entries (the six
+// canaries, 43 typical jailed commands, the verify command) as Persist
+// writes it.
+func benchReceipt(b *testing.B) []byte {
 	l, _ := OpenLedger(LedgerOptions{})
-	for i := range 50 {
-		if _, err := l.Append(typicalRecord(i)); err != nil {
+	ran := func(r Record) Record {
+		r.Extra = append(r.Extra, canon.M(FieldExitCode, canon.Int(0)), canon.M(FieldJail, canon.Str("bwrap")))
+		return r
+	}
+	var rs []Record
+	for _, name := range GateCanaries {
+		rs = append(rs, Record{Agent: AgentCanary, Tool: ToolRunCmd, Params: map[string]any{}, Verdict: VerdictBlock,
+			BlastClass: ClassDestructive, Reason: "r", Extra: []canon.Member{canon.M(FieldCanary, canon.Str(name))}})
+	}
+	for _, name := range JailCanaries {
+		rs = append(rs, ran(Record{Agent: AgentCanary, Tool: ToolRunCmd, Params: map[string]any{}, Verdict: VerdictAllow,
+			BlastClass: ClassLocalExec, Reason: "r", Extra: []canon.Member{canon.M(FieldCanary, canon.Str(name))}}))
+	}
+	for i := 0; len(rs) < 49; i++ {
+		rs = append(rs, ran(typicalRecord(i)))
+	}
+	h := typicalRecord(0)
+	h.Agent = AgentHarness
+	rs = append(rs, ran(h))
+	for _, r := range rs {
+		if _, err := l.Append(r); err != nil {
 			b.Fatal(err)
 		}
 	}
-	r, err := BuildReceipt(ReceiptInput{Producer: "deponent", SessionID: "b", Entries: l.Entries()})
+	g := Governance{Canaries: true, JailCanaries: true, VerifyCommand: "go test ./...", Jail: "bwrap"}
+	a := Assess(l.Entries(), g)
+	if a.Outcome != OutcomePass {
+		b.Fatal(a.Reasons)
+	}
+	r, err := BuildReceipt(ReceiptInput{Producer: "deponent", SessionID: "b", Entries: l.Entries(), Outcome: a.Outcome,
+		Extra: []canon.Member{canon.M(RFieldGovernance, g.Value(a))}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	data := canon.AppendIndent(nil, r.Body, "  ")
+	return canon.AppendIndent(nil, r.Body, "  ")
+}
+
+// BenchmarkVerifyReceipt: one receipt of 50 entries, read and recomputed,
+// and kept whole as trees (VerifyReceipt)…
+func BenchmarkVerifyReceipt(b *testing.B) {
+	data := benchReceipt(b)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
 		if _, err := VerifyReceipt(data); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkCheckReceipt: … and recomputed in place (CheckReceipt, what the
+// verifier runs), against hashing its bytes once (the floor) in the same
+// run.
+func BenchmarkCheckReceipt(b *testing.B) {
+	data := benchReceipt(b)
+	b.Run("check", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			f, err := CheckReceipt(data)
+			if err != nil || !f.Governed || f.Assessment.Outcome != OutcomePass {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "receipts/s")
+	})
+	b.Run("sha256-floor", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			sha256.Sum256(data)
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "receipts/s")
+	})
 }
 
 // BenchmarkEntryCheck: one typical entry through the verifier's per-line

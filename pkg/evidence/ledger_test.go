@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"os"
@@ -360,3 +361,38 @@ func TestVerifyLedgerReadError(t *testing.T) {
 }
 
 func ptr(n int64) *int64 { return &n }
+
+// TestParamsMustBeStringsInAnyOrder: an entry whose params hold a
+// non-string fails the same way whether its members are written in key
+// order (the fast path) or in another order (the full transcoder), and
+// wherever in params the non-string sits. The check once saw only the last
+// member read, so one of these orders passed.
+func TestParamsMustBeStringsInAnyOrder(t *testing.T) {
+	for _, params := range [][]canon.Member{
+		{canon.M("a", canon.Int(1)), canon.M("b", canon.Str("x"))},
+		{canon.M("b", canon.Str("x")), canon.M("a", canon.Int(1))},
+		{canon.M("a", canon.Str("x")), canon.M("b", canon.Int(1))},
+		{canon.M("b", canon.Int(1)), canon.M("a", canon.Str("x"))},
+	} {
+		payload := canon.Obj(
+			canon.M(FieldTS, canon.Str("2026-01-02T03:04:05+00:00")), canon.M(FieldAgent, canon.Str("builder")),
+			canon.M(FieldTool, canon.Str(ToolRunCmd)), canon.M(FieldParams, canon.Obj(params...)),
+			canon.M(FieldVerdict, canon.Str(string(VerdictAllow))), canon.M(FieldBlastClass, canon.Str(string(ClassLocalExec))),
+			canon.M(FieldReason, canon.Str("r")), canon.M(FieldOutcomeSHA256, canon.Str("")),
+		)
+		hash := chainHash(sha256.New(), Genesis, canon.Canonical(payload))
+		entry := payload.With(FieldPrevHash, canon.Str(Genesis)).With(FieldEntryHash, canon.Str(hash))
+		for name, line := range map[string][]byte{
+			"key order":       canon.Canonical(entry),
+			"insertion order": canon.AppendOrdered(nil, entry),
+		} {
+			rep, err := VerifyLedger(bytes.NewReader(append(line, '\n')), VerifyOptions{})
+			require.NoError(t, err)
+			require.NotNil(t, rep.Break, "%s: %s must not verify", name, line)
+			assert.Equal(t, BreakMalformed, rep.Break.Kind, name)
+			assert.Contains(t, rep.Break.Detail, `field "params" holds a value that is not a string`, "%s: %s", name, line)
+			// The tree verifier agrees.
+			assert.NotNil(t, VerifyEntries([]canon.Value{entry}, Genesis, Anchors{}).Break)
+		}
+	}
+}

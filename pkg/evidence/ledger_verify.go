@@ -73,10 +73,12 @@ type VerifyOptions struct {
 	Workers int // hashing goroutines; 0 means GOMAXPROCS
 }
 
-// ChainReport is the outcome of recomputing a chain.
+// ChainReport is the outcome of recomputing a chain. When the chain
+// breaks, the counts and the head are those of the entries before the
+// break: what did verify.
 type ChainReport struct {
-	Entries  int64  // entries read (up to the break, if any)
-	Head     string // last verified entry_hash (genesis when empty)
+	Entries  int64  // entries verified (before the break, if any)
+	Head     string // last verified entry_hash (genesis when none)
 	Allowed  int64
 	Blocked  int64
 	Unjailed int64  // entries marked "unjailed": true
@@ -372,9 +374,23 @@ func (rep *ChainReport) link(b *batch, keep func(canon.Value)) error {
 			first = &Break{Index: 0, Kind: BreakPrevHash, Detail: linkDetail(base, b.firstPrev, rep.Head)}
 		}
 		if first != nil {
+			// The lines before the break in this batch verified and, unless
+			// the batch's first line is the break, linked to the chain so
+			// far: count them, and end the chain on the last of them.
+			if first.Index > 0 {
+				rep.Entries += first.Index
+				rep.Allowed += b.allowed
+				rep.Blocked += b.blocked
+				rep.Unjailed += b.unjailed
+				rep.Head = b.lastHash
+				if keep != nil {
+					for _, v := range b.values {
+						keep(v)
+					}
+				}
+			}
 			first.Index += base
 			first.Line = first.Index + 1
-			rep.Entries += first.Index - base
 			rep.Break = first
 			return nil
 		}
@@ -524,6 +540,7 @@ func (w *worker) run(b *batch) {
 		facts, msg := w.check(line)
 		if msg != "" {
 			b.firstBreak = &Break{Index: i, Kind: BreakMalformed, Detail: msg}
+			b.lastHash = string(prevHash)
 			return
 		}
 		prev := w.tr.Captured(capPrev).Str
@@ -531,10 +548,12 @@ func (w *worker) run(b *batch) {
 			b.firstPrev = string(prev)
 		} else if !bytes.Equal(prev, prevHash) {
 			b.firstBreak = &Break{Index: i, Kind: BreakPrevHash, Detail: linkDetail(i, string(prev), string(prevHash))}
+			b.lastHash = string(prevHash)
 			return
 		}
 		if !bytes.Equal(w.hex[:], facts.entryHash) {
 			b.firstBreak = &Break{Index: i, Kind: BreakHash, Detail: fmt.Sprintf("entry_hash %s, recomputed %s", facts.entryHash, w.hex[:])}
+			b.lastHash = string(prevHash)
 			return
 		}
 		prevHash = append(prevHash[:0], facts.entryHash...)
@@ -561,9 +580,8 @@ func (w *worker) run(b *batch) {
 // check transcodes one line, applies the entry schema and leaves the
 // recomputed hash in w.hex.
 func (w *worker) check(line []byte) (entryFacts, string) {
-	var f entryFacts
 	if len(line) == 0 {
-		return f, "empty line"
+		return entryFacts{}, "empty line"
 	}
 	// Lines this kernel writes are already canonical: hash them in place.
 	// Anything else (the reference's key order, escapes, floats, bad
@@ -575,12 +593,20 @@ func (w *worker) check(line []byte) (entryFacts, string) {
 			var pe *canon.Error
 			if errors.As(err, &pe) {
 				// One entry a line: the line is in the Break, the column here.
-				return f, fmt.Sprintf("column %d: %s", pe.Col, pe.Msg)
+				return entryFacts{}, fmt.Sprintf("column %d: %s", pe.Col, pe.Msg)
 			}
-			return f, err.Error()
+			return entryFacts{}, err.Error()
 		}
 		pieces[0], n = payload, 1
 	}
+	return w.judge(pieces[:n])
+}
+
+// judge applies the entry schema to what the transcoder captured and
+// hashes the payload (the pieces) into w.hex. Ledger lines and a receipt's
+// entries share it.
+func (w *worker) judge(pieces [][]byte) (entryFacts, string) {
+	var f entryFacts
 	for i := range entryRules {
 		c := w.tr.Captured(i)
 		f.found[i], f.kinds[i] = c.Found, c.Kind
@@ -598,9 +624,59 @@ func (w *worker) check(line []byte) (entryFacts, string) {
 	w.h.Reset()
 	w.h.Write(w.tr.Captured(capPrev).Str)
 	w.h.Write(newline)
-	for _, p := range pieces[:n] {
+	for _, p := range pieces {
 		w.h.Write(p)
 	}
 	hex.Encode(w.hex[:], w.h.Sum(w.sum[:0]))
 	return f, ""
+}
+
+// chainReader verifies the entries of a receipt's chain where they lie in
+// the receipt, one at a time, with the ledger's per-line check (the same
+// transcoder, schema and hash): nothing of an entry is kept once it is
+// checked.
+type chainReader struct {
+	w   *worker
+	rep ChainReport
+}
+
+func newChainReader() *chainReader {
+	tr := canon.NewTranscoder(ReceiptEntryLimits, []string{FieldPrevHash, FieldEntryHash}, entryCapture)
+	tr.KeepFull()
+	return &chainReader{w: &worker{tr: tr, h: sha256.New()}}
+}
+
+// reset starts a chain at genesis.
+func (c *chainReader) reset(genesis string) { c.rep = ChainReport{Head: genesis} }
+
+// next checks the entry at off of d (inside depth containers): its JSON, its
+// schema, its link to the entry before and its hash. It returns the
+// entry's whole canonical form (for the receipt's content hash) and the
+// offset after it; a *Break when the chain breaks there; an error (a
+// *canon.Error) when the receipt is not valid JSON there.
+func (c *chainReader) next(d *canon.Doc, off, depth int) (full []byte, end int, err error) {
+	idx := c.rep.Entries
+	if k := d.KindAt(off); k != canon.Object {
+		if _, err := d.Skip(off, depth); err != nil {
+			return nil, 0, err
+		}
+		return nil, 0, &Break{Index: idx, Kind: BreakMalformed, Detail: fmt.Sprintf("entry is a %s, want an object", k)}
+	}
+	payload, end, err := c.w.tr.ObjectAt(d, off, depth)
+	if err != nil {
+		return nil, 0, err
+	}
+	f, msg := c.w.judge([][]byte{payload})
+	if msg != "" {
+		return nil, 0, &Break{Index: idx, Kind: BreakMalformed, Detail: msg}
+	}
+	if prev := c.w.tr.Captured(capPrev).Str; string(prev) != c.rep.Head {
+		return nil, 0, &Break{Index: idx, Kind: BreakPrevHash, Detail: linkDetail(idx, string(prev), c.rep.Head)}
+	}
+	if !bytes.Equal(c.w.hex[:], f.entryHash) {
+		return nil, 0, &Break{Index: idx, Kind: BreakHash, Detail: fmt.Sprintf("entry_hash %s, recomputed %s", f.entryHash, c.w.hex[:])}
+	}
+	c.rep.Head = string(f.entryHash)
+	c.rep.count(f)
+	return c.w.tr.Full(), end, nil
 }

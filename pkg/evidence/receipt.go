@@ -1,15 +1,19 @@
 package evidence
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/deponent-dev/deponent-action/pkg/canon"
@@ -22,12 +26,18 @@ const ReceiptSchema = "deponent-receipt/v1"
 // TaskMaxChars is how many characters of the task a receipt keeps.
 const TaskMaxChars = 160
 
+// IndexTaskChars is how many characters of the task a store's index line
+// keeps, as the reference's persist() writes it.
+const IndexTaskChars = 80
+
 // MaxReceiptBytes caps a receipt file. A bigger one is refused unread.
 const MaxReceiptBytes = 64 << 20
 
-// ReceiptLimits bound the JSON of a receipt: the size cap and 64 levels of
-// nesting (a receipt needs 5, plus whatever provenance nests).
-var ReceiptLimits = canon.Limits{MaxBytes: MaxReceiptBytes, MaxDepth: 64}
+// ReceiptLimits bound the JSON of a receipt: the size cap, 64 levels of
+// nesting (a receipt needs 5, plus whatever provenance nests), 2^14
+// members to an object and, for a receipt held whole as a tree
+// (VerifyReceipt), 2^21 values. CheckReceipt holds no tree of the whole.
+var ReceiptLimits = canon.Limits{MaxBytes: MaxReceiptBytes, MaxDepth: 64, MaxMembers: 1 << 14, MaxValues: 1 << 21}
 
 // The receipt's fields.
 const (
@@ -217,108 +227,367 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-// VerifyReceipt recomputes a receipt: it parses the bytes strictly, checks
-// every field's presence and type, re-links the chain from its genesis and
-// recomputes every entry hash, then recomputes the signature over the
-// canonical body. Anything missing, unparsable, duplicated or of the wrong
-// type fails. Nothing stored is trusted: not a flag, not a count, not the
-// signature itself.
+// VerifyReceipt recomputes a receipt (CheckReceipt) and keeps it whole:
+// Body and Entries are the receipt as trees, for callers that read it
+// further (the action, tests). A receipt too big to hold as a tree
+// (ReceiptLimits.MaxValues) is refused here though CheckReceipt passes it.
 func VerifyReceipt(data []byte) (*Receipt, error) {
-	if len(data) == 0 {
-		return nil, &ReceiptError{Msg: "file is empty: not a receipt"}
-	}
-	v, err := canon.Parse(data, ReceiptLimits)
+	f, err := checkReceipt(data, true)
 	if err != nil {
-		var pe *canon.Error
-		if errors.As(err, &pe) {
-			where := fmt.Sprintf("line %d, column %d (byte %d)", pe.Line, pe.Col, pe.Offset)
-			msg := "not valid JSON: " + pe.Msg
-			if strings.HasPrefix(pe.Msg, "unexpected data after the JSON value") && pe.Line > 1 {
-				msg += " (a receipt is one JSON object; this looks like a JSONL ledger)"
+		return nil, err
+	}
+	return f.Receipt, nil
+}
+
+// ReceiptFacts is what CheckReceipt established about a receipt. On an
+// error it holds what was established before it: the fields read, the
+// chain's counts and head up to a break.
+type ReceiptFacts struct {
+	// Receipt holds the fields, the provenance and the recomputed chain;
+	// not Body or Entries (see VerifyReceipt).
+	*Receipt
+	// Governed: the receipt carries a governance object of ours
+	// (ParseGovernance); its outcome is then recomputed. GovernanceErr:
+	// it carries one that cannot be read (an unknown schema, a field of
+	// the wrong type…), and nothing is recomputed.
+	Governed      bool
+	Governance    Governance
+	GovernanceErr error
+	// Assessment is the chain judged by Assess under Governance when
+	// Governed; otherwise under the zero Governance, of which only the
+	// counts mean anything (AgentBlocked, StepErrors, Commands…).
+	Assessment Assessment
+	// Diffs lists how the stored governance summary differs from the
+	// Assessment (CompareGovernance); empty when it does not, or when not
+	// Governed.
+	Diffs []string
+}
+
+// CheckReceipt recomputes a receipt in place, holding no tree of it: it
+// reads the bytes strictly (package canon's rules: UTF-8, escapes,
+// numbers, no duplicate key, 64 levels, at most 2^14 members to an
+// object), checks every field's presence and type, re-links the chain from
+// its genesis and recomputes every entry hash (with the ledger's per-line
+// check, each entry read where it lies), judges each entry with an
+// Assessor as it passes, and recomputes the content hash over the
+// canonical body streamed into the hash. Memory is the bytes plus what one
+// entry, the provenance and the governance object hold, whatever the
+// rest of the receipt holds. Anything missing, unparsable, duplicated or
+// of the wrong type fails; nothing stored is trusted, not a flag, not a
+// count, not the signature itself. The facts are returned on an error too.
+func CheckReceipt(data []byte) (*ReceiptFacts, error) {
+	return checkReceipt(data, false)
+}
+
+// Caps on the parts of a receipt read as trees.
+const (
+	maxProvenanceValues = 1 << 14
+	// A governance object holds a reason per failing entry at most.
+	maxGovernanceValues = 1 << 19
+)
+
+// receiptChecker is what checking a receipt allocates, kept for the next
+// one (a verifier checks thousands).
+type receiptChecker struct {
+	doc *canon.Doc
+	cr  *chainReader
+	h   hash.Hash
+	w   *bufio.Writer
+	key []byte
+}
+
+var checkers = sync.Pool{New: func() any {
+	h := sha256.New()
+	return &receiptChecker{cr: newChainReader(), h: h, w: bufio.NewWriterSize(h, 32<<10)}
+}}
+
+func checkReceipt(data []byte, keep bool) (*ReceiptFacts, error) {
+	c := checkers.Get().(*receiptChecker)
+	defer checkers.Put(c)
+	f, err := c.check(data, keep)
+	var re *ReceiptError
+	if errors.As(err, &re) && re.Err == nil && len(data) > 0 {
+		// Whatever else is wrong, a receipt that is not valid JSON is
+		// reported as such first, as a reader that parses it whole would.
+		// Only a failing receipt pays for this second reading.
+		if d, derr := canon.NewDoc(data, ReceiptLimits); derr == nil {
+			end, jerr := d.Skip(d.Root(), 0)
+			if jerr == nil {
+				jerr = d.End(end)
 			}
-			return nil, &ReceiptError{Where: where, Msg: msg, Err: err}
+			if jerr != nil {
+				return f, jsonError(jerr)
+			}
 		}
-		return nil, &ReceiptError{Msg: err.Error(), Err: err}
 	}
-	if v.Kind() != canon.Object {
-		return nil, &ReceiptError{Msg: fmt.Sprintf("receipt is a JSON %s, want an object", v.Kind())}
+	return f, err
+}
+
+func (c *receiptChecker) check(data []byte, keep bool) (*ReceiptFacts, error) {
+	r := &Receipt{}
+	f := &ReceiptFacts{Receipt: r}
+	if len(data) == 0 {
+		return f, &ReceiptError{Msg: "file is empty: not a receipt"}
 	}
-	r := &Receipt{Body: v}
+	var err error
+	if c.doc == nil {
+		c.doc, err = canon.NewDoc(data, ReceiptLimits)
+	} else {
+		err = c.doc.Reset(data)
+	}
+	if err != nil {
+		return f, jsonError(err)
+	}
+	d := c.doc
+	defer func() { // a checker kept for the next receipt keeps nothing of this one
+		c.doc.Reset(nil)
+		c.cr.w.tr.Release()
+	}()
+	root := d.Root()
+	if k := d.KindAt(root); k != canon.Object {
+		end, err := d.Skip(root, 0)
+		if err == nil {
+			err = d.End(end)
+		}
+		if err != nil {
+			return f, jsonError(err)
+		}
+		return f, &ReceiptError{Msg: fmt.Sprintf("receipt is a JSON %s, want an object", k)}
+	}
+	top, end, err := d.Object(root, 0)
+	if err == nil {
+		err = d.End(end)
+	}
+	if err != nil {
+		return f, jsonError(err)
+	}
+	field := func(fs []canon.Field, key string) (canon.Field, bool) {
+		i, ok := slices.BinarySearchFunc(fs, key, func(f canon.Field, k string) int { return strings.Compare(f.Key, k) })
+		if !ok {
+			return canon.Field{}, false
+		}
+		return fs[i], true
+	}
+	str := func(fs []canon.Field, key, where string, depth int) (string, *ReceiptError) {
+		m, ok := field(fs, key)
+		if !ok {
+			return "", &ReceiptError{Where: where, Msg: fmt.Sprintf("missing field %q", key)}
+		}
+		if k := d.KindAt(m.At); k != canon.String {
+			return "", &ReceiptError{Where: where, Msg: fmt.Sprintf("field %q is a %s, want a string", key, k)}
+		}
+		v, _, err := d.ParseAt(m.At, depth, 1)
+		if err != nil {
+			return "", jsonError(err)
+		}
+		s, _ := v.AsString()
+		return s, nil
+	}
 	var outcome string
-	str := map[string]*string{
+	dst := map[string]*string{
 		RFieldID: &r.ID, RFieldSchema: &r.Schema, RFieldProducer: &r.Producer, RFieldTS: &r.TS,
 		RFieldSession: &r.SessionID, RFieldModel: &r.Model, RFieldTask: &r.Task,
 		RFieldOutcome: &outcome, RFieldSignature: &r.Signature,
 	}
 	for _, k := range receiptStringFields {
-		m, ok := v.Get(k)
-		if !ok {
-			return nil, &ReceiptError{Where: k, Msg: fmt.Sprintf("missing field %q", k)}
+		s, rerr := str(top, k, k, 1)
+		if rerr != nil {
+			return f, rerr
 		}
-		s, ok := m.AsString()
-		if !ok {
-			return nil, &ReceiptError{Where: k, Msg: fmt.Sprintf("field %q is a %s, want a string", k, m.Kind())}
-		}
-		*str[k] = s
+		*dst[k] = s
 	}
 	r.Outcome = Outcome(outcome)
 	if r.Schema != ReceiptSchema {
-		return nil, &ReceiptError{Where: RFieldSchema, Msg: fmt.Sprintf("unsupported schema %q (this verifier knows %s)", r.Schema, ReceiptSchema)}
+		return f, &ReceiptError{Where: RFieldSchema, Msg: fmt.Sprintf("unsupported schema %q (this verifier knows %s)", r.Schema, ReceiptSchema)}
 	}
 	if r.ID == "" {
-		return nil, &ReceiptError{Where: RFieldID, Msg: "receipt_id is empty"}
+		return f, &ReceiptError{Where: RFieldID, Msg: "receipt_id is empty"}
 	}
 	if !isHexHash(r.Signature) {
-		return nil, &ReceiptError{Where: RFieldSignature, Msg: fmt.Sprintf("signature %q is not 64 lowercase hex digits", r.Signature)}
+		return f, &ReceiptError{Where: RFieldSignature, Msg: fmt.Sprintf("signature %q is not 64 lowercase hex digits", r.Signature)}
 	}
-	prov, ok := v.Get(RFieldProvenance)
+	prov, ok := field(top, RFieldProvenance)
 	if !ok {
-		return nil, &ReceiptError{Where: RFieldProvenance, Msg: `missing field "provenance"`}
+		return f, &ReceiptError{Where: RFieldProvenance, Msg: `missing field "provenance"`}
 	}
-	if prov.Kind() != canon.Object {
-		return nil, &ReceiptError{Where: RFieldProvenance, Msg: fmt.Sprintf("provenance is a %s, want an object", prov.Kind())}
+	if k := d.KindAt(prov.At); k != canon.Object {
+		return f, &ReceiptError{Where: RFieldProvenance, Msg: fmt.Sprintf("provenance is a %s, want an object", k)}
 	}
-	r.Provenance = prov
-	if err := r.readChain(v); err != nil {
-		return nil, err
+	if r.Provenance, _, err = d.ParseAt(prov.At, 1, maxProvenanceValues); err != nil {
+		return f, jsonError(err)
 	}
-	r.Chain = VerifyEntries(r.Entries, r.Genesis, Anchors{})
-	if b := r.Chain.Break; b != nil {
-		return nil, &ReceiptError{Where: fmt.Sprintf("chain.entries[%d]", b.Index), Msg: fmt.Sprintf("%s: %s", b.Kind, b.Detail), Break: b}
+	chainAt, ok := field(top, RFieldChain)
+	if !ok {
+		return f, &ReceiptError{Where: RFieldChain, Msg: `missing field "chain"`}
 	}
-	if got := signature(v); got != r.Signature {
-		return nil, &ReceiptError{Where: RFieldSignature, Msg: fmt.Sprintf("signature %s does not match the recomputed %s: the receipt was changed after it was signed", r.Signature, got)}
+	if k := d.KindAt(chainAt.At); k != canon.Object {
+		return f, &ReceiptError{Where: RFieldChain, Msg: fmt.Sprintf("chain is a %s, want an object", k)}
 	}
-	return r, nil
+	chain, _, err := d.Object(chainAt.At, 1)
+	if err != nil {
+		return f, jsonError(err)
+	}
+	if gm, ok := field(chain, RFieldGenesis); ok && d.KindAt(gm.At) != canon.String {
+		return f, &ReceiptError{Where: "chain.genesis", Msg: fmt.Sprintf("genesis is a %s, want a string", d.KindAt(gm.At))}
+	}
+	genesis, rerr := str(chain, RFieldGenesis, "chain.genesis", 2)
+	if rerr != nil {
+		return f, rerr
+	}
+	if genesis == "" {
+		return f, &ReceiptError{Where: "chain.genesis", Msg: "genesis is empty"}
+	}
+	r.Genesis = genesis
+	entriesAt, ok := field(chain, RFieldEntries)
+	if !ok {
+		return f, &ReceiptError{Where: "chain.entries", Msg: `missing field "entries"`}
+	}
+	if k := d.KindAt(entriesAt.At); k != canon.Array {
+		return f, &ReceiptError{Where: "chain.entries", Msg: fmt.Sprintf("entries is a %s, want an array", k)}
+	}
+
+	// The governance, first: the chain is judged under it as it streams.
+	var govBody canon.Value
+	if gm, ok := field(top, RFieldGovernance); ok {
+		gv, _, err := d.ParseAt(gm.At, 1, maxGovernanceValues)
+		if err != nil {
+			return f, jsonError(err)
+		}
+		govBody = canon.Obj(canon.M(RFieldGovernance, gv))
+		f.Governance, f.Governed, f.GovernanceErr = ParseGovernance(govBody)
+		if f.GovernanceErr != nil {
+			f.Governed = false
+		}
+	}
+	g := Governance{}
+	if f.Governed {
+		g = f.Governance
+	}
+	judge := NewAssessor(g)
+
+	// One pass: the content hash over C(body without "signature"), each
+	// entry checked, hashed and judged where it lies as the hash reaches it.
+	cr := c.cr
+	cr.reset(r.Genesis)
+	h, w := c.h, c.w
+	h.Reset()
+	w.Reset(h)
+	writeKey := func(i int, k string) {
+		if i > 0 {
+			w.WriteString(", ")
+		}
+		c.key = canon.AppendString(c.key[:0], k)
+		w.Write(c.key)
+		w.WriteString(": ")
+	}
+	entries := func() error {
+		w.WriteByte('[')
+		_, err := d.Array(entriesAt.At, 2, func(i, off int) (int, error) {
+			full, end, err := cr.next(d, off, 3)
+			if err != nil {
+				return 0, err
+			}
+			if i > 0 {
+				w.WriteString(", ")
+			}
+			w.Write(full)
+			var e canon.Value
+			if keep {
+				e, err = d.ParseSpan(off, end, 3, MaxEntryValues)
+			} else {
+				// Judged, then dropped: the Assessor keeps no container of it.
+				e, err = d.ParseSpanTransient(off, end, 3, MaxEntryValues)
+			}
+			if err != nil {
+				return 0, err // the transcoder read it: cannot happen
+			}
+			judge.Add(e)
+			if keep {
+				r.Entries = append(r.Entries, e)
+			}
+			return end, nil
+		})
+		w.WriteByte(']')
+		return err
+	}
+	pass := func() error {
+		w.WriteByte('{')
+		n := 0
+		for _, m := range top {
+			if m.Key == RFieldSignature {
+				continue
+			}
+			writeKey(n, m.Key)
+			n++
+			if m.Key != RFieldChain {
+				if err := writeMember(d, w, m, 1); err != nil {
+					return err
+				}
+				continue
+			}
+			w.WriteByte('{')
+			for i, c := range chain {
+				writeKey(i, c.Key)
+				if c.Key == RFieldEntries {
+					if err := entries(); err != nil {
+						return err
+					}
+				} else if err := writeMember(d, w, c, 2); err != nil {
+					return err
+				}
+			}
+			w.WriteByte('}')
+		}
+		w.WriteByte('}')
+		return w.Flush()
+	}
+	err = pass()
+	r.Chain = cr.rep
+	f.Assessment = judge.Result()
+	if err != nil {
+		var b *Break
+		if errors.As(err, &b) {
+			r.Chain.Break = b
+			return f, &ReceiptError{Where: fmt.Sprintf("chain.entries[%d]", b.Index), Msg: fmt.Sprintf("%s: %s", b.Kind, b.Detail), Break: b}
+		}
+		return f, jsonError(err)
+	}
+	if f.Governed {
+		f.Diffs = CompareGovernance(govBody, f.Assessment)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != r.Signature {
+		return f, &ReceiptError{Where: RFieldSignature, Msg: fmt.Sprintf("content hash does not match: the receipt's \"signature\" is %s, its content hashes to %s (a field was changed after the hash was taken)", r.Signature, got)}
+	}
+	if keep {
+		if r.Body, err = canon.Parse(data, ReceiptLimits); err != nil {
+			return f, jsonError(err)
+		}
+	}
+	return f, nil
 }
 
-func (r *Receipt) readChain(v canon.Value) error {
-	chain, ok := v.Get(RFieldChain)
-	if !ok {
-		return &ReceiptError{Where: RFieldChain, Msg: `missing field "chain"`}
+// writeMember writes C(v) of a member's value, which must end where
+// Doc.Object found it ending.
+func writeMember(d *canon.Doc, w *bufio.Writer, m canon.Field, depth int) error {
+	end, err := d.WriteCanonical(w, m.At, depth)
+	if err == nil && end != m.End {
+		err = d.Errorf(end, "the value of %q does not end where its structure does", m.Key)
 	}
-	if chain.Kind() != canon.Object {
-		return &ReceiptError{Where: RFieldChain, Msg: fmt.Sprintf("chain is a %s, want an object", chain.Kind())}
+	return err
+}
+
+// jsonError says where and how a receipt is not valid JSON.
+func jsonError(err error) *ReceiptError {
+	var pe *canon.Error
+	if errors.As(err, &pe) {
+		where := fmt.Sprintf("line %d, column %d (byte %d)", pe.Line, pe.Col, pe.Offset)
+		msg := "not valid JSON: " + pe.Msg
+		if strings.HasPrefix(pe.Msg, "unexpected data after the JSON value") && pe.Line > 1 {
+			msg += " (a receipt is one JSON object; this looks like a JSONL ledger)"
+		}
+		return &ReceiptError{Where: where, Msg: msg, Err: err}
 	}
-	g, ok := chain.Get(RFieldGenesis)
-	if !ok {
-		return &ReceiptError{Where: "chain.genesis", Msg: `missing field "genesis"`}
-	}
-	if r.Genesis, ok = g.AsString(); !ok {
-		return &ReceiptError{Where: "chain.genesis", Msg: fmt.Sprintf("genesis is a %s, want a string", g.Kind())}
-	}
-	if r.Genesis == "" {
-		return &ReceiptError{Where: "chain.genesis", Msg: "genesis is empty"}
-	}
-	es, ok := chain.Get(RFieldEntries)
-	if !ok {
-		return &ReceiptError{Where: "chain.entries", Msg: `missing field "entries"`}
-	}
-	if es.Kind() != canon.Array {
-		return &ReceiptError{Where: "chain.entries", Msg: fmt.Sprintf("entries is a %s, want an array", es.Kind())}
-	}
-	r.Entries = es.Elems()
-	return nil
+	return &ReceiptError{Msg: err.Error(), Err: err}
 }
 
 // Persist writes a receipt under root as <root>/<producer>/<receipt_id>.json
@@ -328,7 +597,9 @@ func (r *Receipt) readChain(v canon.Value) error {
 //     not verify;
 //  2. writes the file atomically: a temporary file in the same directory,
 //     fsync, rename (never over an existing receipt), fsync of the directory;
-//  3. appends a line to <root>/<producer>/index.jsonl (fsync);
+//  3. appends a line to <root>/<producer>/index.jsonl (fsync): receipt_id,
+//     ts, model, task (its first IndexTaskChars characters) and outcome, as
+//     the reference writes them, then file and signature;
 //  4. runs the real verifier, VerifyReceiptFile, on what is now on disk and
 //     fails if it does not pass;
 //  5. only then points <root>/<producer>/LATEST at it (atomically).
@@ -357,11 +628,16 @@ func Persist(root string, r *Receipt) (string, error) {
 	if err := writeAtomic(dir, final, data, false); err != nil {
 		return "", fmt.Errorf("persist: %w", err)
 	}
+	// The reference's index line (receipt_id, ts, model, task cut to
+	// IndexTaskChars, outcome), so that its readers find what they
+	// expect, and this implementation's file and signature.
 	idx := canon.Obj(
 		canon.M(RFieldID, canon.Str(r.ID)),
-		canon.M("file", canon.Str(r.ID+".json")),
 		canon.M(RFieldTS, canon.Str(r.TS)),
+		canon.M(RFieldModel, canon.Str(r.Model)),
+		canon.M(RFieldTask, canon.Str(cutChars(r.Task, IndexTaskChars))),
 		canon.M(RFieldOutcome, canon.Str(string(r.Outcome))),
+		canon.M("file", canon.Str(r.ID+".json")),
 		canon.M(RFieldSignature, canon.Str(r.Signature)),
 	)
 	if err := appendLine(filepath.Join(dir, IndexFile), append(canon.AppendOrdered(nil, idx), '\n')); err != nil {

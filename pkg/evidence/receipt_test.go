@@ -1,9 +1,13 @@
 package evidence
 
 import (
+	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +59,8 @@ func TestPersistWritesStore(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(idx, "\n"))
 	assert.Contains(t, idx, `"receipt_id": "20261129T184720Z_s1"`)
 	assert.Contains(t, idx, `"file": "20261129T184720Z_s1.json"`)
+	// The reference's fields, for its readers.
+	assert.Contains(t, idx, `"model": "m", "task": "t", "outcome": "GOVERNED_PASS"`)
 	assert.Equal(t, "20261129T184720Z_s1\n", string(mustRead(t, filepath.Join(root, "deponent", LatestFile))))
 
 	// Testimony is never overwritten.
@@ -195,4 +201,100 @@ func TestVerifyReceiptFileErrors(t *testing.T) {
 	dir := t.TempDir()
 	_, err = VerifyReceiptFile(dir)
 	assert.ErrorContains(t, err, "cannot read")
+}
+
+// TestPersistIndexTask: an index line keeps the task's first 80
+// characters (code points, as the reference's task[:80]).
+func TestPersistIndexTask(t *testing.T) {
+	root := t.TempDir()
+	task := strings.Repeat("é", 79) + "🚀ab"
+	r, err := BuildReceipt(ReceiptInput{Producer: "deponent", SessionID: "s1", Model: "m", Task: task, Outcome: OutcomePass,
+		Entries: chainOf(t, 1), Now: time.Date(2026, 11, 29, 18, 47, 20, 0, time.UTC)})
+	require.NoError(t, err)
+	_, err = Persist(root, r)
+	require.NoError(t, err)
+	line := bytes.TrimSuffix(mustRead(t, filepath.Join(root, "deponent", IndexFile)), []byte("\n"))
+	v, err := canon.Parse(line, canon.DefaultLimits)
+	require.NoError(t, err)
+	got, _ := v.Get(RFieldTask)
+	assert.Equal(t, canon.Str(strings.Repeat("é", 79)+"🚀").String(), got.String())
+}
+
+// TestCheckReceiptFacts: CheckReceipt says what it established, on an
+// error too: the fields read, the chain as far as it verified.
+func TestCheckReceiptFacts(t *testing.T) {
+	entries := chainOf(t, 6)
+	r := buildTestReceipt(t, entries)
+	data := canon.AppendIndent(nil, r.Body, "  ")
+	f, err := CheckReceipt(data)
+	require.NoError(t, err)
+	assert.Equal(t, r.ID, f.ID)
+	assert.Equal(t, int64(6), f.Chain.Entries)
+	assert.Equal(t, canon.Null, f.Body.Kind(), "CheckReceipt keeps no tree")
+	assert.Nil(t, f.Entries)
+	assert.False(t, f.Governed, "an object without a schema is not ours")
+	assert.NoError(t, f.GovernanceErr)
+	assert.Equal(t, int64(6), f.Assessment.Entries, "the chain is still judged, for its counts")
+
+	// A field changed after the hash: every entry verified, the content
+	// hash does not match.
+	changed := bytes.Replace(data, []byte(`"task": "t"`), []byte(`"task": "T"`), 1)
+	f, err = CheckReceipt(changed)
+	require.ErrorContains(t, err, "content hash does not match")
+	assert.NotContains(t, err.Error(), "signed")
+	assert.Equal(t, int64(6), f.Chain.Entries)
+	assert.Equal(t, r.ID, f.ID)
+
+	// An entry changed: the chain verified up to it.
+	mid, _ := entries[3].Get(FieldEntryHash)
+	s, _ := mid.AsString()
+	broken := bytes.Replace(data, []byte(`"entry_hash": "`+s+`"`), []byte(`"entry_hash": "`+strings.Repeat("0", 64)+`"`), 1)
+	require.NotEqual(t, data, broken)
+	f, err = CheckReceipt(broken)
+	var re *ReceiptError
+	require.ErrorAs(t, err, &re)
+	require.NotNil(t, re.Break)
+	assert.Equal(t, BreakHash, re.Break.Kind)
+	assert.Equal(t, int64(3), f.Chain.Entries)
+	head, _ := entries[2].Get(FieldEntryHash)
+	assert.Equal(t, canon.Str(f.Chain.Head).String(), head.String())
+}
+
+// TestCheckReceiptHoldsNoTree: a receipt whose extra field holds millions
+// of values is verified without a tree of them: the bytes allocated are a
+// small part of the receipt's size (counted, not timed). A tree would
+// take tens of bytes a value.
+func TestCheckReceiptHoldsNoTree(t *testing.T) {
+	const values = 4 << 20
+	extra := bytes.Repeat([]byte("0,"), values)
+	extra[len(extra)-1] = ']'
+	in := ReceiptInput{Producer: "deponent", SessionID: "s1", Outcome: OutcomePass, Entries: chainOf(t, 3),
+		Extra: []canon.Member{canon.M("zeros", canon.Arr())}}
+	r, err := BuildReceipt(in)
+	require.NoError(t, err)
+	// Put the zeros in, and sign what is there: a valid, hostile receipt.
+	body := canon.AppendIndent(nil, r.Body.Without(RFieldSignature), "  ")
+	body = bytes.Replace(body, []byte(`"zeros": []`), append([]byte(`"zeros": [`), extra...), 1)
+	h := sha256.New()
+	d, err := canon.NewDoc(body, ReceiptLimits)
+	require.NoError(t, err)
+	w := bufio.NewWriter(h)
+	_, err = d.WriteCanonical(w, d.Root(), 0)
+	require.NoError(t, err)
+	w.Flush()
+	sig := hex.EncodeToString(h.Sum(nil))
+	data := append(body[:len(body)-2], []byte(",\n  \"signature\": \""+sig+"\"\n}")...)
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f, err := CheckReceipt(data)
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), f.Chain.Entries)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	assert.Less(t, allocated, uint64(len(data)/8), "%d bytes allocated to check %d bytes of %d values", allocated, len(data), values)
+
+	// Held whole, it is refused: too many values for a tree.
+	_, err = VerifyReceipt(data)
+	assert.ErrorContains(t, err, "values")
 }

@@ -11,5 +11,5 @@ func statFields(fi os.FileInfo) (dev, ino, nlink uint64, uid, gid uint32, ctime 
 	if !ok {
 		return 0, 0, 0, 0, 0, 0, 0
 	}
-	return st.Dev, st.Ino, st.Nlink, st.Uid, st.Gid, st.Ctim.Nano(), st.Blocks
+	return uint64(st.Dev), st.Ino, uint64(st.Nlink), st.Uid, st.Gid, st.Ctim.Nano(), st.Blocks
 }

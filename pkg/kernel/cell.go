@@ -54,6 +54,17 @@ type Cell struct {
 	// lock, so the chain's order is the order in which actions ran, also
 	// for concurrent callers (a live agent's parallel tool calls).
 	mu sync.Mutex
+
+	// now and sleep are the clock of the write stamp, and stamp is
+	// writeStamp (tests replace them).
+	now   func() time.Time
+	sleep func(context.Context, time.Duration) error
+	stamp func(ctx context.Context, old time.Time, hasOld bool) (time.Time, error)
+	// seenMu guards seen: the latest time at which a cache could have
+	// recorded an mtime in the sandbox — the Cell's creation, then the end
+	// of each command that ran. See writeStamp.
+	seenMu sync.Mutex
+	seen   time.Time
 }
 
 // NewCell checks the wiring.
@@ -72,7 +83,24 @@ func NewCell(o CellOptions) (*Cell, error) {
 		c.noJail = "no sandbox backend is available"
 	}
 	c.decide = o.Gate.Decide
+	c.now = func() time.Time { return time.Now().Round(0) }
+	c.sleep = sleepCtx
+	c.stamp = c.writeStamp
+	// Whatever ran before the Cell existed (an earlier workflow step) may
+	// have cached mtimes up to now.
+	c.seen = c.now()
 	return c, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // Call is one tool call, as an agent harness emits it.
@@ -83,6 +111,21 @@ type Call struct {
 	// Tags are extra fields recorded (and hashed) in the entry, e.g. the
 	// canary a harness probe stands for.
 	Tags []canon.Member
+	// Output is where the harness wants a command's output; nothing comes
+	// from an agent's call. Zero: only the bounded tail in ActResult.
+	Output Output
+}
+
+// Output is what the harness asks of a command's output (run_cmd only).
+type Output struct {
+	// File: keep the FULL output there — an absolute path outside the
+	// sandbox, in an existing directory. Its sha256 is the entry's
+	// outcome_sha256, so anyone can check the file against the chain.
+	File string
+	// Live receives a copy while the command runs, at most LiveBytes
+	// (0: the jail's default).
+	Live      io.Writer
+	LiveBytes int64
 }
 
 // ActResult is what the agent gets back, and what was recorded.
@@ -96,7 +139,13 @@ type ActResult struct {
 	ExitCode    int    // run_cmd: the exit code (-1 when killed or not run)
 	Killed      string // run_cmd: why the jail stopped it
 	Backend     string // run_cmd: the jail that confined it
-	Duration    time.Duration
+	// Tampered: the protected paths the command changed (the jail's
+	// tripwire), recorded in the entry; such a run cannot pass.
+	Tampered []string
+	// OutputFile is Call.Output.File when the full output was kept there,
+	// "" when it was not (not asked, nothing ran, or the jail cannot).
+	OutputFile string
+	Duration   time.Duration
 	// Err is the fail-soft message for the agent: the refusal, a malformed
 	// call, or why an allowed action failed. The loop goes on; the verdict
 	// stands and is recorded either way.
@@ -228,7 +277,7 @@ func (c *Cell) execute(ctx context.Context, call Call, d gate.Decision, res *Act
 	case evidence.ToolWriteFile:
 		res.Executed = true
 		content, _ := call.Params["content"].(string)
-		if err := c.writeFile(d.Path, content); err != nil {
+		if err := c.writeFile(ctx, d.Path, content); err != nil {
 			res.Err = err
 			return "", nil
 		}
@@ -237,7 +286,7 @@ func (c *Cell) execute(ctx context.Context, call Call, d gate.Decision, res *Act
 		res.Executed = true
 		old, _ := call.Params["old"].(string)
 		nw, _ := call.Params["new"].(string)
-		content, err := c.editFile(d.Path, old, nw)
+		content, err := c.editFile(ctx, d.Path, old, nw)
 		if err != nil {
 			res.Err = err
 			return "", nil
@@ -253,7 +302,7 @@ func (c *Cell) execute(ctx context.Context, call Call, d gate.Decision, res *Act
 		res.Output = listing
 		return evidence.HashOutcome(listing), nil
 	case evidence.ToolRunCmd:
-		return c.runCmd(ctx, d, res)
+		return c.runCmd(ctx, d, call.Output, res)
 	}
 	// The gate allows only the tools above; anything else is a bug, and
 	// still nothing runs.
@@ -262,7 +311,7 @@ func (c *Cell) execute(ctx context.Context, call Call, d gate.Decision, res *Act
 	return "", nil
 }
 
-func (c *Cell) runCmd(ctx context.Context, d gate.Decision, res *ActResult) (string, []canon.Member) {
+func (c *Cell) runCmd(ctx context.Context, d gate.Decision, out Output, res *ActResult) (string, []canon.Member) {
 	if c.jail == nil {
 		// Fail closed: the gate allowed it, but nothing confines it.
 		res.Decision = refusal(evidence.ClassNoJail, "refusing to run without a sandbox (fail closed): "+c.noJail)
@@ -274,12 +323,17 @@ func (c *Cell) runCmd(ctx context.Context, d gate.Decision, res *ActResult) (str
 		Sandbox: c.gate.Sandbox(), Script: d.Script, PATH: c.gate.TrustedPATH(),
 		Env: c.env, Protected: c.gate.ProtectedPaths(), Limits: c.limits,
 	}
+	keeps := setOutput(&spec, out)
 	r, err := c.jail.Run(ctx, spec)
+	// The command may have cached mtimes until it ended (no process
+	// outlives its step), refused or not: the jail may have started it.
+	c.sawUntil(c.now())
 	res.Backend = r.Backend
 	if err != nil {
 		res.Executed = true
 		res.Err = fmt.Errorf("jail %s: %w", c.jail.Name(), err)
-		return "", []canon.Member{canon.M(evidence.FieldJail, canon.Str(c.jail.Name()))}
+		res.Tampered = r.Tampered
+		return "", append([]canon.Member{canon.M(evidence.FieldJail, canon.Str(c.jail.Name()))}, tamperedField(r.Tampered)...)
 	}
 	if r.Killed == "no-jail" {
 		res.Decision = refusal(evidence.ClassNoJail, "the sandbox refused to run it (fail closed): "+r.Reason)
@@ -289,6 +343,11 @@ func (c *Cell) runCmd(ctx context.Context, d gate.Decision, res *ActResult) (str
 	}
 	res.Executed = true
 	res.Output, res.OutputBytes, res.ExitCode, res.Killed = r.Output, r.OutputBytes, r.ExitCode, r.Killed
+	if keeps && out.File != "" {
+		if fi, err := os.Lstat(out.File); err == nil && fi.Mode().IsRegular() {
+			res.OutputFile = out.File
+		}
+	}
 	extra := []canon.Member{
 		canon.M(evidence.FieldExitCode, canon.Int(int64(r.ExitCode))),
 		canon.M(evidence.FieldDurationMS, canon.Int(r.Duration.Milliseconds())),
@@ -300,7 +359,31 @@ func (c *Cell) runCmd(ctx context.Context, d gate.Decision, res *ActResult) (str
 	if r.Unjailed {
 		extra = append(extra, canon.M(evidence.FieldUnjailed, canon.BoolValue(true)))
 	}
+	if r.MemoryGuard != "" {
+		extra = append(extra, canon.M(evidence.FieldMemoryGuard, canon.Str(r.MemoryGuard)))
+	}
+	if r.TaskGuard != "" {
+		extra = append(extra, canon.M(evidence.FieldTaskGuard, canon.Str(r.TaskGuard)))
+	}
+	extra = append(extra, canon.M(evidence.FieldOutputBytes, canon.Int(r.OutputBytes)))
+	// The tripwire: a step that changed a protected path is recorded as
+	// such, whatever its exit code; evidence.Assess fails the run on it.
+	res.Tampered = r.Tampered
+	extra = append(extra, tamperedField(r.Tampered)...)
 	return r.OutputSHA256, extra
+}
+
+// tamperedField records the protected paths a step changed (the jail's
+// tripwire), or nothing when it changed none.
+func tamperedField(paths []string) []canon.Member {
+	if len(paths) == 0 {
+		return nil
+	}
+	vs := make([]canon.Value, len(paths))
+	for i, p := range paths {
+		vs[i] = canon.Str(p)
+	}
+	return []canon.Member{canon.M(evidence.FieldTampered, canon.Arr(vs...))}
 }
 
 // refusal is a BLOCK decided by the Cell rather than the gate: an action
@@ -345,8 +428,12 @@ func (c *Cell) readFile(rel string) ([]byte, error) {
 
 // writeFile writes through an os.Root of the sandbox: to a temporary file
 // beside the target, then a rename, so a failed write leaves the old
-// content.
-func (c *Cell) writeFile(rel, content string) error {
+// content. The new file's mtime is the write stamp (writeStamp), set
+// before the rename, so no command ever sees the new content with an
+// mtime a cache may already have recorded. Every tool that writes a file
+// for an agent (write_file, and edit_file once it exists) goes through
+// here.
+func (c *Cell) writeFile(ctx context.Context, rel, content string) error {
 	if max := int64(c.limits.FileSizeMB) << 20; max > 0 && int64(len(content)) > max {
 		return fmt.Errorf("write_file %s: %d bytes is over the %d MB file-size cap", rel, len(content), c.limits.FileSizeMB)
 	}
@@ -361,8 +448,15 @@ func (c *Cell) writeFile(rel, content string) error {
 		}
 	}
 	mode := os.FileMode(0o644)
+	var old time.Time
+	hasOld := false
 	if st, err := root.Stat(rel); err == nil && st.Mode().IsRegular() {
 		mode = st.Mode().Perm() // keep an executable script executable
+		old, hasOld = st.ModTime(), true
+	}
+	stamp, err := c.stamp(ctx, old, hasOld)
+	if err != nil {
+		return fmt.Errorf("write_file %s: not written: %w", rel, err)
 	}
 	tmp := path.Join(path.Dir(rel), fmt.Sprintf(".%s.deponent-tmp-%d", path.Base(rel), time.Now().UnixNano()))
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
@@ -375,6 +469,9 @@ func (c *Cell) writeFile(rel, content string) error {
 		werr = cerr
 	}
 	if werr == nil {
+		werr = root.Chtimes(tmp, stamp, stamp)
+	}
+	if werr == nil {
 		werr = root.Rename(tmp, rel)
 	}
 	if werr != nil {
@@ -382,6 +479,70 @@ func (c *Cell) writeFile(rel, content string) error {
 		return fmt.Errorf("write_file %s: %w", rel, unwrapPathError(werr))
 	}
 	return nil
+}
+
+// maxStampWait bounds how long writeStamp waits for the clock; beyond it
+// the stamp is set ahead of the clock instead.
+const maxStampWait = 2 * time.Second
+
+// writeStamp returns the mtime a file written now must carry so that every
+// toolchain that caches by mtime sees the write. Caches record mtimes only
+// while a command runs (Python's .pyc stores its source's mtime in whole
+// seconds and its size; make and ninja compare an input's mtime with an
+// output's, some at one-second granularity), so every mtime a cache can
+// hold lies at or before c.seen, the end of the last command (or the
+// Cell's creation). The stamp lies in a later whole second than c.seen:
+// a same-size fix written in the second a test run ended would otherwise
+// carry the mtime second its stale bytecode records, and an input
+// rewritten in the second its output was built would not look newer at
+// one-second granularity. When the clock is still in that second, the
+// write waits for it to turn (under a second; the context can cancel the
+// wait, and then nothing is written): the stamp stays a true time, never
+// one in the future, which make and tar would flag as clock skew and which
+// would make the next build's outputs look older than their inputs. Only
+// if the clock went back by more than maxStampWait is the stamp set ahead
+// of it. A file whose old mtime lies in the future (a command set it) may
+// have been recorded with that second, so the stamp avoids that second
+// too. Writes with no command between them do not wait: no cache ran to
+// see the first. Not covered: edits a command makes itself (sed -i in the
+// same second as an earlier command's cache); the jail's
+// PYTHONDONTWRITEBYTECODE=1 keeps Python's bytecode out of the sandbox.
+func (c *Cell) writeStamp(ctx context.Context, old time.Time, hasOld bool) (time.Time, error) {
+	c.seenMu.Lock()
+	seen := c.seen
+	c.seenMu.Unlock()
+	now := c.now()
+	target := seen.Truncate(time.Second).Add(time.Second)
+	if now.After(target) {
+		target = now
+	}
+	if hasOld && old.After(now) && old.Truncate(time.Second).Equal(target.Truncate(time.Second)) {
+		target = old.Truncate(time.Second).Add(time.Second)
+	}
+	if !target.After(now) {
+		return now, nil
+	}
+	wait := target.Sub(now)
+	if wait > maxStampWait {
+		return target, nil
+	}
+	if err := c.sleep(ctx, wait); err != nil {
+		return time.Time{}, err
+	}
+	if n := c.now(); n.After(target) {
+		return n, nil
+	}
+	return target, nil
+}
+
+// sawUntil moves c.seen forward to t: caches may have recorded mtimes
+// until then.
+func (c *Cell) sawUntil(t time.Time) {
+	c.seenMu.Lock()
+	if t.After(c.seen) {
+		c.seen = t
+	}
+	c.seenMu.Unlock()
 }
 
 // unwrapPathError drops the *os.PathError wrapper, whose path would be the

@@ -245,13 +245,7 @@ func TestCellRefusesWhenLedgerCannotRecord(t *testing.T) {
 // TestCellLiveJail runs a real command through the best jail here. It skips
 // loudly without one, and fails instead when DEPONENT_REQUIRE_JAIL=1.
 func TestCellLiveJail(t *testing.T) {
-	b, err := jail.Select("auto", jail.Options{})
-	if err != nil {
-		if os.Getenv("DEPONENT_REQUIRE_JAIL") == "1" {
-			t.Fatalf("DEPONENT_REQUIRE_JAIL=1 but no jail is usable: %v", err)
-		}
-		t.Skipf("SKIPPED LIVE JAIL TEST: no usable jail here: %v", err)
-	}
+	b := liveJail(t)
 	c, sb, l := newTestCell(t, b, false)
 	require.NoError(t, os.WriteFile(filepath.Join(sb, "data.txt"), []byte("b\na\n"), 0o644))
 	r := c.Act("run_cmd", map[string]any{"cmd": "sort data.txt | uniq && echo done"}, "builder")
@@ -271,4 +265,72 @@ func mustRead(t *testing.T, path string) []byte {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return b
+}
+
+// TestCellRecordsTheTripwire: a step that changed a protected path (the
+// jail's Result.Tampered) is recorded "tampered" with the paths, whatever
+// its exit code, and the memory guard that applied is recorded; the
+// outcome fails (evidence.Assess). The positive control: the same step
+// without tampering records neither and can pass.
+func TestCellRecordsTheTripwire(t *testing.T) {
+	fj := &fakeJail{result: jail.Result{ExitCode: 0, OutputSHA256: evidence.HashOutcome(nil),
+		Tampered: []string{"sub/.git", ".github/workflows"}, MemoryGuard: "cgroup", TaskGuard: "rlimit", OutputBytes: 42}}
+	c, _, l := newTestCell(t, fj, false)
+	r := c.Act("run_cmd", map[string]any{"cmd": "python3 x.py"}, "builder")
+	require.NoError(t, r.Err)
+	assert.Equal(t, []string{"sub/.git", ".github/workflows"}, r.Tampered)
+	assert.Equal(t, `["sub/.git", ".github/workflows"]`, field(t, r.Entry, evidence.FieldTampered))
+	assert.Equal(t, "cgroup", field(t, r.Entry, evidence.FieldMemoryGuard))
+	assert.Equal(t, "rlimit", field(t, r.Entry, evidence.FieldTaskGuard))
+	assert.Equal(t, "42", field(t, r.Entry, evidence.FieldOutputBytes))
+	a := evidence.Assess(l.Entries(), evidence.Governance{Jail: "fake", VerifyCommand: ""})
+	assert.Equal(t, evidence.OutcomeFail, a.Outcome)
+	assert.Equal(t, int64(1), a.Tampered)
+
+	fj.result.Tampered = nil
+	c2, _, l2 := newTestCell(t, fj, false)
+	r = c2.Act("run_cmd", map[string]any{"cmd": "python3 x.py"}, "builder")
+	require.NoError(t, r.Err)
+	_, has := r.Entry.Get(evidence.FieldTampered)
+	assert.False(t, has)
+	assert.Equal(t, int64(0), evidence.Assess(l2.Entries(), evidence.Governance{Jail: "fake"}).Tampered)
+}
+
+// TestCellKeepsTheFullOutput: the harness's Output wishes reach the jail
+// (the real one keeps the file and copies live), and the file the jail
+// kept is reported. The live proof is in pkg/action's end-to-end tests.
+func TestCellKeepsTheFullOutput(t *testing.T) {
+	b := liveJail(t)
+	c, sb, _ := newTestCell(t, b, false)
+	require.NoError(t, os.WriteFile(filepath.Join(sb, "data.txt"), []byte("b\na\n"), 0o644))
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	file := filepath.Join(dir, "entry-0000.log")
+	var live syncBuf
+	r := c.Do(context.Background(), Call{Tool: evidence.ToolRunCmd, Params: map[string]any{"cmd": "sort data.txt"}, Agent: "builder",
+		Output: Output{File: file, Live: &live, LiveBytes: 1 << 10}})
+	require.NoError(t, r.Err)
+	assert.Equal(t, file, r.OutputFile)
+	got := mustRead(t, file)
+	assert.Equal(t, "a\nb\n", string(got))
+	assert.Equal(t, evidence.HashOutcome(got), field(t, r.Entry, evidence.FieldOutcomeSHA256), "the file is what the entry testifies to")
+	assert.Equal(t, "a\nb\n", live.String(), "and it was copied live")
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b = append(s.b, p...)
+	return len(p), nil
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return string(s.b)
 }

@@ -37,10 +37,38 @@
 //     context ended before its turn is still decided and recorded; a
 //     command is then refused by the jail as "canceled", a file tool is not
 //     executed.
+//   - A write is always seen by the next command, whatever caches by
+//     mtime (issue 18). Python validates a .pyc by its source's mtime in
+//     whole seconds and its size; make and ninja compare an input's mtime
+//     with an output's, some at one-second granularity. So a file written
+//     in the second a command ended — a same-size, one-character fix right
+//     after the failing test run — could look unchanged. Every write
+//     therefore carries an mtime in a later whole second than the end of
+//     the last command (and than the Cell's creation, for what ran
+//     before): when the clock is still in that second the write waits for
+//     it to turn (under a second, cancellable; a cancelled write is not
+//     made), so mtimes stay true times, never in the future (which make
+//     and tar flag as clock skew). Writes with no command between them do
+//     not wait. A file whose old mtime a command set into the future gets
+//     a stamp outside that second too. Not covered: files a command
+//     changes itself (sed -i) in the same second as an earlier command's
+//     cache; for Python, the jail runs commands with
+//     PYTHONDONTWRITEBYTECODE=1 so the sandbox does not fill with bytecode
+//     the agent never wrote (see package jail). edit_file writes through
+//     the same path. Concurrent actions through one Cell run one at a
+//     time (below), so each completes before the next starts.
 //   - Commands run only through a jail. Without a usable jail the Cell
 //     refuses every command and records the refusal (class no-jail);
 //     gate-only execution exists only through the jail package's explicit
 //     "none" opt-in and is recorded "unjailed" in every entry it runs.
+//   - A command's entry records what the jail reports: exit code, kill,
+//     the memory guard that applied, and the protected paths the command
+//     changed (the jail's tripwire, field "tampered"; evidence.Assess fails
+//     such a run whatever the exit code). Its outcome_sha256 is the sha256
+//     of the full output; the harness may ask (Call.Output) for that output
+//     to be kept at a path outside the sandbox and copied live while the
+//     command runs — the jail writes both, so the kept file is exactly what
+//     the entry testifies to.
 //   - A dry run gates and records every action and executes none.
 //   - Nothing executes that the ledger can no longer record: after a failed
 //     append, every later action is refused.

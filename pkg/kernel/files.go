@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -29,7 +30,7 @@ const maxCountedMatches = 1000
 // overlapping occurrences ("aa" occurs twice in "aaa"): zero or several
 // matches change nothing and the error tells the agent how many, so it can
 // widen the text or read the file again.
-func (c *Cell) editFile(rel, old, new string) (string, error) {
+func (c *Cell) editFile(ctx context.Context, rel, old, new string) (string, error) {
 	if old == "" {
 		// The gate refuses this; the executor does not rely on it.
 		return "", fmt.Errorf("edit_file %s: 'old' is empty; give the exact text to replace, or use write_file for a whole file", rel)
@@ -57,7 +58,7 @@ func (c *Cell) editFile(rel, old, new string) (string, error) {
 		return "", fmt.Errorf("edit_file %s: 'old' matches %s%d places: nothing was changed; include more of the surrounding lines in 'old' so that it matches exactly once", rel, more, n)
 	}
 	updated := content[:first] + new + content[first+len(old):]
-	if err := c.writeFile(rel, updated); err != nil {
+	if err := c.writeFile(ctx, rel, updated); err != nil {
 		return "", fmt.Errorf("edit_file %s: the edited content could not be written, the file is unchanged: %w", rel, err)
 	}
 	return updated, nil

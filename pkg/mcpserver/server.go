@@ -51,6 +51,9 @@ type Options struct {
 	// its result is returned (n is the call's number, from 1). It runs on
 	// the call's goroutine: keep it short.
 	OnCall func(n int64, call kernel.Call, res kernel.ActResult)
+	// Output, when set, says what the Cell does with a command's output
+	// (kernel.Call.Output: where to keep it in full) for call n.
+	Output func(n int64, call kernel.Call) kernel.Output
 }
 
 // Server is Deponent's governed MCP server: five tools, each call through
@@ -195,6 +198,9 @@ func (s *Server) call(ctx context.Context, tool string, raw []byte) *mcp.CallToo
 	case perr != nil:
 		res = s.opt.Cell.Refuse(call, evidence.ClassMalformed, perr.Error())
 	default:
+		if s.opt.Output != nil && tool == evidence.ToolRunCmd {
+			call.Output = s.opt.Output(n, call)
+		}
 		res = s.opt.Cell.Do(ctx, call)
 	}
 	if s.opt.OnCall != nil {

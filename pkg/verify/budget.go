@@ -2,10 +2,20 @@ package verify
 
 import "sync"
 
-// MemoryBudget bounds the bytes of receipts held in memory at once across
-// workers: a worker takes a receipt's size from it before reading and
-// gives it back after. A receipt over the budget waits until it is alone.
-const MemoryBudget = 256 << 20
+// MemoryBudget bounds what receipts being verified hold in memory at once
+// across workers: a worker takes a receipt's size (twice the cap when the
+// size is unknown and the read doubles its buffer) plus receiptOverhead
+// from it before reading and gives it back after. Verifying a receipt in
+// place (evidence.CheckReceipt) holds its bytes and little more, so the
+// budget bounds the memory of the whole run. It is under twice the
+// receipt cap: two receipts near the cap are verified one after the
+// other, while thousands of small ones run on every worker.
+const MemoryBudget = 96 << 20
+
+// receiptOverhead is what verifying a receipt holds beside its bytes: one
+// entry as a tree and as canonical text, the provenance and governance
+// objects, the open objects' members (see evidence.CheckReceipt).
+const receiptOverhead = 1 << 20
 
 // budget is a weighted semaphore.
 type budget struct {

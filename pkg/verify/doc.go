@@ -2,46 +2,116 @@
 // required status check that blocks a merge unless a run's testimony
 // recomputes, and what a release manager runs on a downloaded artifact. It
 // trusts nothing it reads. Every receipt is recomputed by package evidence
-// (strict parse, schema, chain re-linked from its genesis,
-// every entry hash and the receipt's content hash recomputed), every bare
-// ledger is re-linked in a stream, and the policies are then judged on the
-// recomputed facts, never on a stored flag.
+// (evidence.CheckReceipt: strict parse, schema, chain re-linked from its
+// genesis, every entry hash and the receipt's content hash recomputed, the
+// outcome recomputed from the chain by evidence.Assess), every bare ledger
+// is re-linked in a stream, and every requirement is then answered from
+// what was recomputed, never from a field the receipt stores.
+//
+// # Strict by default
+//
+// The zero Options (and deponent-verify with no flag) require, of every
+// receipt:
+//
+//   - Outcome: the chain recomputes, under the receipt's governance object
+//     (deponent-governance/v2), to GOVERNED_PASS, which evidence.Assess
+//     gives only when the out-of-band verify command was configured, ran
+//     and passed. A receipt without a governance object (the Python
+//     reference's) has a stored outcome only, and fails this requirement.
+//   - Canaries: the run enabled the canaries and every one it expected ran
+//     and held (Assessment.CanariesOK); a run jailed by a real jail also
+//     ran the jail's own canaries.
+//   - Jail: every command ran in a real jail, bwrap or seatbelt
+//     (Assessment.Jailed: the run recorded a real jail, did not allow
+//     running unjailed, every executed command names that jail, none is
+//     marked unjailed, no entry is unreadable or names a tool nothing
+//     executes).
+//
+// and of the run: at least one distinct receipt (by receipt id) verifies.
+// Each requirement has a named relaxation, which the report prints
+// ("relaxed: FLAG: what it dropped") and lists in Policy.Relaxed:
+//
+//	AllowFail             --allow-fail              any recomputed outcome passes
+//	AllowNoVerifyCommand  --allow-no-verify-command GOVERNED_UNVERIFIED passes too
+//	RequireOutcome        --require-outcome V       the chain must recompute to V instead
+//	AllowNoCanaries       --allow-no-canaries       the canaries need not have run and held
+//	AllowNoJailCanaries   --allow-no-jail-canaries  the jail's own canaries need not have run
+//	AllowUnjailed         --allow-unjailed          commands may have run outside a real jail
+//	AllowStoredOutcome    --allow-stored-outcome    a receipt without governance passes on its stored outcome
+//	ChainOnly             --chain-only              chains, content hashes and stores only
+//	MinReceipts = 0       --min-receipts 0          no receipt need verify
+//	NoReadTimeout         --read-timeout 0          stdin and pipes may take forever
+//	AllowAnyCommit        --allow-any-commit        not bound to $GITHUB_SHA / $GITHUB_REPOSITORY
+//
+// A receipt without a governance object records no run configuration:
+// with --allow-stored-outcome its stored outcome is taken for the outcome
+// requirement, but nothing shows canaries or a jail, so those fail unless
+// relaxed too (the reference's receipts need --allow-stored-outcome
+// --allow-no-canaries --allow-unjailed, or --allow-fail in place of the
+// first).
+//
+// Whatever is relaxed, a receipt fails when it contradicts itself: a
+// stored outcome other than the recomputed one, a stored governance
+// summary (counts, verify_ran, verify_passed, reasons) other than the
+// recomputed one (evidence.CompareGovernance), a governance object that
+// cannot be read (an unknown schema, a field of the wrong type: nothing is
+// then recomputed), a provenance jail or policy hash other than the
+// governance object's, and two receipts that claim one id with different
+// content.
+//
+// # Expectations
+//
+//   - ExpectCommit (--expect-commit SHA): provenance.commit equals the full
+//     40- or 64-hex-digit SHA, case-insensitively; a prefix never matches.
+//   - ExpectRepo (--expect-repo OWNER/NAME): provenance.repository equals
+//     it, ASCII case-insensitively.
+//   - Options.BindGitHub (called by the command): inside GitHub Actions,
+//     GITHUB_SHA and GITHUB_REPOSITORY stand for the two above when they
+//     are not given, unless AllowAnyCommit or ChainOnly; a malformed value
+//     is a usage error naming the variable.
+//   - ExpectPolicySHA256 (--expect-policy-sha256 H): the policy hash the
+//     receipt records (governance.policy_sha256, provenance.policy_sha256)
+//     is H; a receipt that records none fails.
+//   - MaxBlocked (--max-blocked N): at most N of the agent's BLOCK entries
+//     (Assessment.AgentBlocked; the canaries' are blocked by design and
+//     not counted, unreadable entries are counted as blocked).
+//   - MinReceipts (--min-receipts N, default 1): at least N distinct
+//     receipt ids verify across all PATHs. A receipt read twice (a copy, a
+//     store and its zip) is counted once and marked duplicate_of. Every
+//     directory or zip PATH must also hold a receipt, unless N is 0.
+//   - Anchors.Len and Anchors.Head (--expect-len, --expect-head): the
+//     length and last entry hash of every bare ledger.
+//
+// An expectation that nothing could meet (--expect-commit with no receipt,
+// --expect-len with no bare ledger) is itself a failure.
 //
 // # What a pass proves
 //
 //   - Internal consistency: no entry of a chain was changed, removed,
 //     inserted or reordered since it was hashed, and no field of a receipt
 //     was changed since its content hash (its "signature") was taken.
-//   - Consistency of the stored summary: when a receipt carries the
-//     action's governance object (schema deponent-governance/v1), its
-//     counts (entries, allowed, blocked, canaries run and held) and
-//     verify_passed equal the ones recomputed from the chain, and a stored
-//     GOVERNED_PASS is what evidence.Assess, the one definition of a pass,
-//     recomputes from the chain. This holds with or without flags.
-//   - With --expect-commit and --expect-repo: the receipt's provenance
-//     binds it to that commit and repository, so an old, valid receipt does
-//     not pass for new code.
-//   - The recorded policy hash and jail (provenance policy_sha256 and jail,
-//     reported per receipt) are the ones the run recorded; --require-jailed
-//     checks them and every executed command's entry.
+//   - The recomputed outcome and facts: what evidence.Assess says of the
+//     chain under the run's recorded configuration, and that the stored
+//     summary says the same.
+//   - The bindings asked for: the receipt's provenance names that commit,
+//     repository and policy hash.
 //
 // # What a pass does not prove
 //
 //   - Authorship. Ledgers are hash-chained and receipts carry a content
 //     hash; nothing is signed with a key. Whoever can rewrite a chain from
-//     its genesis, or a whole receipt, can produce one that verifies. The
-//     provenance fields are claims the harness recorded, covered by the
-//     content hash: they show the receipt was not edited, not who wrote it.
-//     Where the artifact came from is the CI system's word (which run
-//     uploaded it), not this package's.
+//     its genesis, or a whole receipt, can produce one that verifies, and
+//     the provenance and governance fields are the harness's claims.
+//     Where the artifact came from is the CI system's word, not this
+//     package's.
 //   - Completeness of a bare ledger. Dropping a ledger's last entries leaves
 //     a valid shorter chain; only an anchor known from elsewhere reveals it:
 //     --expect-len or --expect-head, or the receipt of its session beside
 //     it (see Store rules). A receipt's chain is covered by its content
-//     hash, so a receipt cannot be truncated unnoticed.
-//   - For receipts without a governance object (e.g. the Python
-//     reference's): the outcome is stored, not recomputed. The report says
-//     so ("(stored)" in text, no recomputed_outcome in JSON).
+//     hash.
+//   - For receipts accepted with --allow-stored-outcome: the outcome is
+//     the receipt's word ("(stored)" in text, outcome_source "stored" in
+//     JSON).
 //
 // # Inputs
 //
@@ -50,6 +120,10 @@
 // in place, never extracted), a directory (walked recursively), or "-" (one
 // receipt from standard input). A pipe or device named on the command line,
 // such as <(…), is read as one receipt (or ledger, if named .jsonl).
+// Reading standard input or such a pipe, from its open to its last byte,
+// takes at most ReadTimeout (DefaultReadTimeout, 60 s): a stream that never
+// ends fails instead of hanging the check (the blocked read is left to its
+// goroutine).
 //
 // Inside a directory or zip, *.json files are receipts, *.jsonl files other
 // than index.jsonl are bare ledgers, index.jsonl and LATEST are a store's
@@ -64,26 +138,42 @@
 // Unix) and must be regular: a FIFO, socket or device is a FAIL, never
 // read. The same holds for symlink and special members of a zip.
 //
+// # Bare ledgers
+//
+// A bare ledger records no outcome, no run configuration and no
+// provenance. Named on the command line, it fails every requirement and
+// expectation that needs them (say which), unless relaxed: --chain-only
+// checks the chain alone. Found in a directory or zip, those are the
+// receipts' business; --max-blocked and the anchors apply to every bare
+// ledger. Bare ledgers are verified from the genesis "GENESIS". An empty
+// bare ledger is a consistent chain that proves nothing, so it fails
+// unless --expect-len 0 says emptiness is expected.
+//
 // # Store rules
 //
 // A directory (or zip directory) that holds an index.jsonl or a LATEST is
-// one producer's directory of a receipt store, <root>/<producer>/, and:
+// one producer's directory of a receipt store, <root>/<producer>/, as
+// evidence.Persist and the Python reference's persist() both write it:
 //
 //   - each receipt in it must be named <receipt_id>.json, and the directory
 //     must be named after its producer (a store at a zip's root fails: it
 //     has no producer directory);
-//   - each line of index.jsonl must be a JSON object with the string fields
-//     receipt_id, file, ts, outcome and signature; file must be
-//     <receipt_id>.json and exist beside it; no id may appear twice; the
-//     receipt it names must verify, and its id, recomputed signature,
-//     outcome and ts must equal the line's;
+//   - each line of index.jsonl must be a JSON object of strings: receipt_id,
+//     ts and outcome always; model, task, file and signature when present
+//     (the reference writes model and task, this implementation all
+//     seven); any other field fails. No id may appear twice; the receipt it
+//     names must be beside it (<receipt_id>.json) and verify, and each
+//     field present must say what the receipt says: its ts, outcome,
+//     model, its task's first 80 characters, its file name, its recomputed
+//     content hash;
 //   - every receipt beside an index.jsonl must be listed in it;
-//   - LATEST must hold exactly "<receipt_id>\n", naming a receipt the index
-//     lists, that is beside it and verifies; LATEST without index.jsonl
-//     fails;
+//   - LATEST must hold one receipt id, with or without a newline after it,
+//     naming the newest receipt the index lists (its last line), which is
+//     beside it and verifies; LATEST without index.jsonl fails;
 //   - an index.jsonl that lists receipts with no LATEST beside it fails:
-//     evidence.Persist moves LATEST only after a receipt passed its write-time
-//     verification, so its absence means the last persist did not complete;
+//     evidence.Persist moves LATEST only after a receipt passed its
+//     write-time verification, so its absence means the last persist did
+//     not complete;
 //   - a ledger named ledger-<session>.jsonl (the action writes its chain
 //     there, beside the receipt) whose session has no receipt beside it
 //     fails: the run that wrote it did not finish.
@@ -97,52 +187,26 @@
 // A directory without index.jsonl or LATEST (e.g. a folder of loose
 // receipts) has no store rules; each receipt is verified on its own.
 //
-// # Policies
+// # Bounded memory and time
 //
-// Each is off by default and fails closed: a policy that no item could
-// satisfy (e.g. --expect-commit when no receipt was verified, --expect-len
-// when no bare ledger was) is itself a FAIL.
+// Memory follows what a run holds, not the bytes it reads:
 //
-//   - RequireOutcome (--require-outcome V): the stored outcome equals V and,
-//     for a receipt with a governance object, evidence.Assess recomputes the
-//     same outcome from the chain (else "stored outcome X but the chain
-//     recomputes to Y").
-//   - RequireJailed (--require-jailed): every executed command (a run_cmd
-//     entry with verdict ALLOW and not dry_run: true) names a real jail,
-//     bwrap or seatbelt, in its "jail" field; no entry carries
-//     "unjailed": true; governance.unjailed is not true; every jail the
-//     receipt records (provenance.jail, governance.jail) is a real one, and
-//     at least one is recorded. A receipt that records no jail fails.
-//   - MaxBlocked (--max-blocked N): at most N BLOCK entries, not counting
-//     the harness's canaries (agent deponent-canary), which are blocked by
-//     design. The printed blocked count is the chain's total.
-//   - ExpectCommit (--expect-commit SHA): provenance.commit equals the full
-//     40- or 64-hex-digit SHA, case-insensitively; a prefix never matches.
-//   - ExpectRepo (--expect-repo OWNER/NAME): provenance.repository equals
-//     it, ASCII case-insensitively (GitHub names are case-insensitive).
-//   - MinReceipts (--min-receipts N, default 1): each directory or zip PATH
-//     holds at least N receipts (failed ones count; they fail on their own).
-//   - Anchors.Len and Anchors.Head (--expect-len, --expect-head): the
-//     kernel's anchors, for every bare ledger.
-//
-// A bare ledger has no outcome and no provenance. Named on the command line
-// with --require-outcome, --expect-commit or --expect-repo, it fails ("pass
-// the receipt"); found in a directory or zip, those policies are the
-// receipts' business and the ledger is checked against them instead.
-// --require-jailed and --max-blocked apply to a ledger's entries, and the
-// anchors to every bare ledger. Bare ledgers are verified from the genesis
-// "GENESIS". An empty bare ledger is a consistent chain that proves
-// nothing, so it fails unless --expect-len 0 says emptiness is expected.
-//
-// # Caps (bounded memory)
-//
+//   - A receipt is verified in place (evidence.CheckReceipt): its bytes,
+//     one entry at a time as a tree, its provenance (2^14 values) and
+//     governance object (2^19 values), and the members of the objects
+//     being read (2^14 to an object, 64 levels). An extra field
+//     [0,0,0,…] costs its bytes and nothing more; BenchmarkHostileReceipt
+//     holds a 64 MiB one, and two of them in a directory, under 200 MB.
 //   - A receipt: evidence.MaxReceiptBytes (64 MiB), refused before reading
-//     when the file or zip header says it is bigger; nesting 64 levels.
-//   - A ledger line: evidence.MaxLedgerLine (1 MiB); a ledger streams, in
-//     bounded memory whatever its length.
-//   - Receipts in memory at once: MemoryBudget (256 MiB) across workers,
-//     which number GOMAXPROCS. Only per-item facts are kept after a
-//     receipt is verified, never its body.
+//     when the file or zip header says it is bigger; an entry in it:
+//     evidence.MaxReceiptEntryBytes and evidence.MaxEntryValues.
+//   - Receipts being verified at once hold at most MemoryBudget (96 MiB:
+//     two receipts near the cap run one after the other) plus
+//     receiptOverhead each, across workers, which number GOMAXPROCS. Read
+//     buffers are reused within a run; only per-item facts outlive a
+//     receipt.
+//   - A ledger line: evidence.MaxLedgerLine (1 MiB) and MaxEntryValues; a
+//     ledger streams, in bounded memory whatever its length.
 //   - A directory PATH: MaxWalkEntries (200,000) entries, MaxWalkDepth (64)
 //     levels.
 //   - A zip PATH: MaxZipEntries (20,000) members (checked against the
@@ -157,55 +221,42 @@
 //   - index.jsonl: MaxIndexBytes (64 MiB), MaxIndexLine (64 KiB) a line.
 //     LATEST: 512 bytes.
 //
+// The command runs under TuneRuntime (GOGC 400 under a 176 MiB soft memory
+// limit): what a run keeps is bounded, so the collector runs rarely until
+// the limit nears.
+//
 // # Output
 //
 // WriteText prints one line per item,
 //
-//	OK    <path>  receipt=<id> outcome=<outcome>(recomputed|stored) entries=N allowed=N blocked=N
-//	FAIL  <path>  receipt=- outcome=- entries=0 allowed=0 blocked=0  -- <where>: <reason>
+//	OK    <path>  receipt=<id> outcome=<outcome>(recomputed|stored) entries=N allowed=N blocked=N verify=passed canaries=6/6 jailed=yes
+//	FAIL  <path>  receipt=<id> outcome=<outcome>(unverified) entries=N allowed=N blocked=N  -- <where>: <reason>
 //
-// (ledgers: "ledger entries=… head=… [anchored-by=<id>]"; index: "index receipts=N"; LATEST:
-// "latest receipt=<id>"; directory and zip: "<kind> receipts=N ledgers=N
-// ignored=N"), then "N verified, M failed (R receipts, L ledgers)" and a
-// note on what a pass means. Paths of zip members read
-// "artifact.zip!dir/name.json". Text from the evidence is escaped onto one
-// line.
+// (entries, allowed and blocked are those of the chain as far as it
+// verified; verify, canaries and jailed are printed for a receipt with a
+// governance object; ledgers: "ledger entries=… head=…
+// [anchored-by=<id>]"; index: "index receipts=N"; LATEST: "latest
+// receipt=<id>"; directory and zip: "<kind> receipts=N ledgers=N
+// ignored=N"), then a "relaxed: FLAG: what" line per relaxation, then "N
+// verified, M failed (R receipts, L ledgers)" (N counts the receipts and
+// ledgers that passed, M every item that failed; ", D distinct" when a
+// receipt was read twice) and a note on what a pass means. Paths of zip
+// members read "artifact.zip!dir/name.json". Text from the evidence is
+// escaped onto one line.
 //
-// WriteJSON prints one document, the Report:
-//
-//	{
-//	  "tool": "deponent-verify", "version": "0.1.0",
-//	  "ok": bool,                 // every item passed (and there was one)
-//	  "verified": int, "failed": int,   // items
-//	  "receipts": int, "ledgers": int,  // receipt and ledger items
-//	  "policy": {"require_outcome": string|null, "require_jailed": bool,
-//	             "max_blocked": int|null, "expect_commit": string|null,
-//	             "expect_repo": string|null, "min_receipts": int,
-//	             "expect_len": int|null, "expect_head": string|null},
-//	  "items": [{
-//	    "path": string,
-//	    "kind": "receipt"|"ledger"|"index"|"latest"|"directory"|"zip"|"entry"|"policy",
-//	    "ok": bool,        // passed every check and policy
-//	    "verified": bool,  // the chain (and signature) recomputed cleanly; false for items that are not chains
-//	    "receipt_id", "producer", "session_id", "ts", "outcome": string (omitted when empty),
-//	    "recomputed_outcome": string (omitted: no governance object),
-//	    "entries", "allowed", "blocked": int (0 for non-chain items),
-//	    "head", "signature", "repository", "commit", "jail", "policy_sha256": string (omitted when empty),
-//	    "anchored_by": string (a ledger: the receipt whose chain it matches; omitted when none),
-//	    "receipts", "ledgers", "ignored": int (containers and index; omitted when 0),
-//	    "problems": [{"where": string (omitted when none), "message": string}], // first = the reason; at most 16
-//	    "notes": [string]
-//	  }],
-//	  "note": string  // what a pass proves and what it does not
-//	}
+// WriteJSON prints one document, the Report, whose shape is the versioned
+// schema ReportSchema (deponent-verify-report/v1), documented field by
+// field in docs/verify-json.md; a test holds the document, the structs and
+// that page to each other.
 //
 // In GitHub Actions, WriteAnnotations prints an "::error title=deponent-
 // verify::<path>: <reason>" line per failure (at most 50; '%', '\r' and
 // '\n' escaped per the workflow-command rules) and AppendStepSummary adds a
-// Markdown table (failures first, at most 500 rows, cells escaped) to the
-// file GITHUB_STEP_SUMMARY names.
+// Markdown table (failures first, at most 500 rows, cells escaped, and the
+// relaxations) to the file GITHUB_STEP_SUMMARY names.
 //
 // Exit status (Report.ExitCode): 0 when every item verified and every
-// policy held, 1 otherwise; usage errors (*UsageError) are 2, decided by
-// the command.
+// requirement held, 1 otherwise; usage errors (*UsageError, including an
+// unknown --require-outcome and contradictory flags) are 2, decided by the
+// command, which prints one line ending in "(see --help)".
 package verify

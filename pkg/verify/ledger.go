@@ -13,14 +13,14 @@ import (
 )
 
 // checkLedger recomputes a bare JSONL ledger read from rd. It streams: the
-// kernel verifies in bounded memory on all cores. When an entry-level
-// policy is set, a second reader parses the same bytes as they pass (one
-// read, so both see the same file).
+// kernel verifies in bounded memory on all cores. With --max-blocked, a
+// second reader parses the same bytes as they pass (one read, so both see
+// the same file) and counts the agent's blocked entries.
 func checkLedger(it *Item, rd io.Reader, o *Options, standalone bool) {
 	opts := evidence.VerifyOptions{Anchors: o.Anchors}
 	var scan *lineScan
-	if o.RequireJailed || o.MaxBlocked != nil {
-		scan = &lineScan{entryScan: entryScan{jailed: o.RequireJailed}}
+	if o.MaxBlocked != nil {
+		scan = &lineScan{blocked: newBlockedScan()}
 		var wait func()
 		rd, wait = scan.tee(rd)
 		defer wait() // also on a panic in package evidence: the scanner must not leak
@@ -47,27 +47,27 @@ func checkLedger(it *Item, rd io.Reader, o *Options, standalone bool) {
 	}
 	it.Verified = true
 	if fs := o.receiptOnly(); len(fs) > 0 && standalone {
-		it.fail("", "%s: a bare ledger records no outcome and no provenance; pass the receipt", strings.Join(fs, ", "))
+		it.fail("", "a bare ledger records no outcome, no run configuration and no provenance, so it cannot show %s: pass its receipt, or --chain-only to check the chain alone", strings.Join(fs, ", "))
 	}
 	if scan != nil {
 		scan.finish()
 		if scan.broken != "" {
 			// Package evidence accepted what the scanner could not read: never
 			// expected, and never a pass.
-			it.fail("", "policy scan: %s", scan.broken)
+			it.fail("", "blocked-entry count: %s", scan.broken)
 		}
-		scan.report(it, o, func(i int64) string { return fmt.Sprintf("line %d (entry %d)", i+1, i) })
+		scan.blocked.report(it, o)
 	}
 }
 
-// lineScan applies entryScan to the lines of a ledger as package evidence reads
-// them, through a pipe fed by an io.TeeReader.
+// lineScan feeds the lines of a ledger, as package evidence reads them,
+// to a blockedScan, through a pipe fed by an io.TeeReader.
 type lineScan struct {
-	entryScan
-	pw     *io.PipeWriter
-	done   chan struct{}
-	broken string // why scanning stopped early, if it did
-	closed bool
+	blocked *blockedScan
+	pw      *io.PipeWriter
+	done    chan struct{}
+	broken  string // why scanning stopped early, if it did
+	closed  bool
 }
 
 func (s *lineScan) tee(rd io.Reader) (io.Reader, func()) {
@@ -100,7 +100,7 @@ func (s *lineScan) finish() {
 	<-s.done
 }
 
-// lines parses each line as an entry and judges it. It stops at the first
+// lines parses each line as an entry and counts it. It stops at the first
 // line it cannot read; package evidence reports that line as the break.
 func (s *lineScan) lines(r io.Reader) {
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -119,7 +119,7 @@ func (s *lineScan) lines(r io.Reader) {
 			s.broken = fmt.Sprintf("line %d: %v", i+1, err)
 			return
 		}
-		s.add(i, e)
+		s.blocked.add(e)
 	}
 }
 

@@ -22,6 +22,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		bw.WriteString(textLine(&r.Items[i]))
 		bw.WriteByte('\n')
 	}
+	for _, x := range r.Policy.Relaxed {
+		fmt.Fprintf(bw, "relaxed: %s: %s\n", x.Flag, x.Relaxes)
+	}
 	fmt.Fprintf(bw, "%s\n", r.Summary())
 	fmt.Fprintf(bw, "note: %s\n", Honesty)
 	if n := r.unanchored(); n > 0 {
@@ -44,9 +47,16 @@ func (r *Report) unanchored() int {
 	return n
 }
 
-// Summary is "N verified, M failed (R receipts, L ledgers)".
+// Summary is "N verified, M failed (R receipts, L ledgers)": N counts the
+// receipts and ledgers that passed, M every item that failed. When a
+// receipt was read more than once, "(R receipts, D distinct, L ledgers)":
+// D counts the receipt ids that verified.
 func (r *Report) Summary() string {
-	return fmt.Sprintf("%d verified, %d failed (%s, %s)", r.Verified, r.Failed, plural(r.Receipts, "receipt"), plural(r.Ledgers, "ledger"))
+	receipts := plural(r.Receipts, "receipt")
+	if r.DistinctReceipts < r.verifiedReceipts {
+		receipts += fmt.Sprintf(", %d distinct", r.DistinctReceipts)
+	}
+	return fmt.Sprintf("%d verified, %d failed (%s, %s)", r.Verified, r.Failed, receipts, plural(r.Ledgers, "ledger"))
 }
 
 func plural(n int, what string) string {
@@ -70,6 +80,9 @@ func textLine(it *Item) string {
 	case KindReceipt:
 		fmt.Fprintf(&b, "receipt=%s outcome=%s entries=%d allowed=%d blocked=%d",
 			dash(textsafe.OneLine(it.ReceiptID)), outcomeText(it), it.Entries, it.Allowed, it.Blocked)
+		if it.VerifyRan != nil {
+			fmt.Fprintf(&b, " verify=%s canaries=%d/%d jailed=%s", verifyText(it), *it.CanariesHeld, *it.CanariesRun, yesNo(*it.Jailed))
+		}
 	case KindLedger:
 		fmt.Fprintf(&b, "ledger entries=%d allowed=%d blocked=%d head=%s", it.Entries, it.Allowed, it.Blocked, dash(textsafe.OneLine(it.Head)))
 		if it.AnchoredBy != "" {
@@ -91,12 +104,34 @@ func textLine(it *Item) string {
 	return b.String()
 }
 
+// verifyText says what became of the run's verify command.
+func verifyText(it *Item) string {
+	switch {
+	case it.VerifyCommand == "":
+		return "none"
+	case *it.VerifyPassed:
+		return "passed"
+	case *it.VerifyRan:
+		return "failed"
+	}
+	return "not-run"
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
 // outcomeText says whether the outcome was recomputed from the chain or is
 // only what the receipt stores.
 func outcomeText(it *Item) string {
 	switch {
 	case it.Outcome == "" && !it.Verified:
 		return "-"
+	case !it.Verified:
+		return textsafe.OneLine(string(it.Outcome)) + "(unverified)"
 	case it.Recomputed != "":
 		return textsafe.OneLine(string(it.Outcome)) + "(recomputed)"
 	}
@@ -168,6 +203,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if p := r.policyText(); p != "" {
 		fmt.Fprintf(bw, "Policies: %s\n\n", md(p))
 	}
+	for _, x := range r.Policy.Relaxed {
+		fmt.Fprintf(bw, "- ⚠️ relaxed %s: %s\n", md(x.Flag), md(x.Relaxes))
+	}
+	if len(r.Policy.Relaxed) > 0 {
+		bw.WriteString("\n")
+	}
 	bw.WriteString("| Result | Path | Kind | Receipt | Outcome | Entries | Allowed | Blocked | Reason |\n")
 	bw.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	rows := 0
@@ -214,23 +255,54 @@ func (r *Report) AppendStepSummary(path string) error {
 	return f.Close()
 }
 
+// policyText lists the requirements and expectations in force, and what
+// was relaxed.
 func (r *Report) policyText() string {
 	p := r.Policy
 	var fs []string
-	if p.RequireOutcome != nil {
-		fs = append(fs, "--require-outcome "+*p.RequireOutcome)
+	switch {
+	case p.ChainOnly:
+		fs = append(fs, "chains and content hashes only")
+	case p.Outcomes == nil:
+		fs = append(fs, "any outcome")
+	default:
+		o := make([]string, len(p.Outcomes))
+		for i, x := range p.Outcomes {
+			o[i] = string(x)
+		}
+		s := "outcome " + strings.Join(o, " or ")
+		if p.RecomputedOutcome {
+			s += " (recomputed)"
+		}
+		fs = append(fs, s)
 	}
-	if p.RequireJailed {
-		fs = append(fs, "--require-jailed")
+	if p.Canaries {
+		s := "canaries held"
+		if !p.JailCanaries {
+			s += " (gate only)"
+		}
+		fs = append(fs, s)
+	}
+	if p.Jailed {
+		fs = append(fs, "jailed")
 	}
 	if p.MaxBlocked != nil {
 		fs = append(fs, fmt.Sprintf("--max-blocked %d", *p.MaxBlocked))
 	}
+	from := func(v *string) string {
+		if v == nil {
+			return ""
+		}
+		return " (from $" + *v + ")"
+	}
 	if p.ExpectCommit != nil {
-		fs = append(fs, "--expect-commit "+*p.ExpectCommit)
+		fs = append(fs, "commit "+*p.ExpectCommit+from(p.ExpectCommitFrom))
 	}
 	if p.ExpectRepo != nil {
-		fs = append(fs, "--expect-repo "+*p.ExpectRepo)
+		fs = append(fs, "repository "+*p.ExpectRepo+from(p.ExpectRepoFrom))
+	}
+	if p.ExpectPolicySHA256 != nil {
+		fs = append(fs, "policy "+*p.ExpectPolicySHA256)
 	}
 	fs = append(fs, fmt.Sprintf("--min-receipts %d", p.MinReceipts))
 	if p.ExpectLen != nil {
@@ -238,6 +310,9 @@ func (r *Report) policyText() string {
 	}
 	if p.ExpectHead != nil {
 		fs = append(fs, "--expect-head "+*p.ExpectHead)
+	}
+	for _, x := range p.Relaxed {
+		fs = append(fs, "relaxed "+x.Flag)
 	}
 	return strings.Join(fs, ", ")
 }

@@ -73,9 +73,22 @@ func TestWriteText(t *testing.T) {
 	assert.Equal(t, "OK    dir/ref.json  receipt=id2 outcome=GOVERNED_PASS(stored) entries=2 allowed=1 blocked=1", lines[2])
 	assert.Equal(t, `FAIL  dir/bad.json  receipt=- outcome=- entries=0 allowed=0 blocked=0  -- chain.entries[2]: hash-mismatch: 100%\nforged`, lines[3])
 	assert.Equal(t, "OK    l.jsonl  ledger entries=3 allowed=3 blocked=0 head=abc", lines[4])
-	assert.Equal(t, "4 verified, 1 failed (3 receipts, 1 ledger)", lines[5])
+	assert.Equal(t, "3 verified, 1 failed (3 receipts, 1 ledger)", lines[5], "the directory is not evidence: it is not counted")
 	assert.True(t, strings.HasPrefix(lines[6], "note: tamper-evident, not signed"))
 	assert.Contains(t, lines[7], "1 bare ledger verified without --expect-len")
+
+	// Relaxations are printed, each with what it relaxed; a receipt read
+	// twice is counted once.
+	r := sampleReport()
+	r.Items = append(r.Items, Item{Path: "copy.json", Kind: KindReceipt, Verified: true, ReceiptID: "id1", OK: true})
+	o := Options{AllowUnjailed: true, AllowFail: true}
+	r = newReport(&o, r.Items)
+	b.Reset()
+	require.NoError(t, r.WriteText(&b))
+	assert.Contains(t, b.String(), "\nrelaxed: --allow-fail: any recomputed outcome passes")
+	assert.Contains(t, b.String(), "\nrelaxed: --allow-unjailed: commands may have run outside a real jail")
+	assert.Contains(t, b.String(), "4 verified, 1 failed (4 receipts, 2 distinct, 1 ledger)")
+	assert.Less(t, strings.Index(b.String(), "relaxed:"), strings.Index(b.String(), "4 verified"))
 }
 
 func TestWriteAnnotationsCapped(t *testing.T) {
@@ -102,7 +115,7 @@ func TestWriteMarkdown(t *testing.T) {
 	require.Positive(t, fail)
 	assert.Less(t, fail, ok, "failures first")
 	assert.Contains(t, s, `hash\-mismatch\: 100\%\\nforged`)
-	assert.Contains(t, s, `Policies: \-\-min\-receipts 1`)
+	assert.Contains(t, s, `Policies: outcome GOVERNED\_PASS \(recomputed\), canaries held, jailed, \-\-min\-receipts 1`)
 }
 
 func TestEmptyReportIsNotAPass(t *testing.T) {

@@ -3,20 +3,24 @@ package verify
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/deponent-dev/deponent-action/pkg/canon"
 	"github.com/deponent-dev/deponent-action/pkg/evidence"
 )
 
-// realJails are the backends that confine a command. "none" (an explicit
-// opt-in to run unjailed) and "" (no jail was available) are not jails.
-var realJails = map[string]bool{"bwrap": true, "seatbelt": true}
-
-// checkReceipt recomputes data as a receipt (evidence.VerifyReceipt), fills
-// the item's facts, then applies the always-on consistency checks and the
-// policies of o.
+// checkReceipt recomputes data as a receipt (evidence.CheckReceipt), fills
+// the item with the recomputed facts, then judges it: the consistency
+// checks that hold whatever the options, then each requirement of o. Every
+// answer comes from what evidence recomputed (the Assessment), never from
+// a flag or count the receipt stores.
 func checkReceipt(it *Item, data []byte, o *Options) {
-	r, err := evidence.VerifyReceipt(data)
+	f, err := evidence.CheckReceipt(data)
+	r := f.Receipt
+	it.ReceiptID, it.Producer, it.SessionID, it.TS, it.Outcome = r.ID, r.Producer, r.SessionID, r.TS, r.Outcome
+	it.model, it.task = r.Model, r.Task
+	it.Entries, it.Allowed, it.Blocked, it.Head = r.Chain.Entries, r.Chain.Allowed, r.Chain.Blocked, r.Chain.Head
 	if err != nil {
 		var re *evidence.ReceiptError
 		if errors.As(err, &re) {
@@ -27,40 +31,45 @@ func checkReceipt(it *Item, data []byte, o *Options) {
 		return
 	}
 	it.Verified = true
-	it.ReceiptID, it.Producer, it.SessionID, it.TS, it.Outcome = r.ID, r.Producer, r.SessionID, r.TS, r.Outcome
-	it.Entries, it.Allowed, it.Blocked = r.Chain.Entries, r.Chain.Allowed, r.Chain.Blocked
-	it.Head, it.Signature = r.Chain.Head, r.Signature
+	it.Signature = r.Signature
 	it.Repository, _ = provString(r, evidence.ProvRepository)
 	it.Commit, _ = provString(r, evidence.ProvCommit)
 	it.Jail, _ = provString(r, evidence.ProvJail)
 	it.PolicySHA256, _ = provString(r, evidence.ProvPolicySHA256)
+	a := f.Assessment
+	blocked := a.AgentBlocked + a.Malformed
+	it.AgentBlocked = &blocked
 
-	g, governed := governance(it, r)
-	outcomePolicy(it, r, governed, o)
-	if o.RequireJailed {
-		jailPolicy(it, r, g, governed)
+	switch {
+	case f.GovernanceErr != nil:
+		it.fail(evidence.RFieldGovernance, "%v", f.GovernanceErr)
+	case f.Governed:
+		governed(it, f)
+	default:
+		it.OutcomeSource = SourceStored
+		it.note("outcome %q is stored, not recomputed: the receipt carries no governance object", r.Outcome)
 	}
-	if o.RequireJailed || o.MaxBlocked != nil {
-		s := entryScan{jailed: o.RequireJailed}
-		for i, e := range r.Entries {
-			s.add(int64(i), e)
-		}
-		s.report(it, o, func(i int64) string { return fmt.Sprintf("chain.entries[%d]", i) })
-	}
-	bindingPolicy(it, r, o)
+	requirements(it, f, o)
+	expectations(it, f, o)
 }
 
-// governance recomputes the outcome of a receipt that carries our
-// governance object and checks the summary it stores against the chain.
-func governance(it *Item, r *evidence.Receipt) (evidence.Governance, bool) {
-	g, ok, err := evidence.ParseGovernance(r.Body)
-	if err != nil {
-		it.fail(evidence.RFieldGovernance, "%v", err)
-		return g, false
-	}
-	if !ok {
-		it.note("outcome %q is stored, not recomputed: the receipt carries no governance object", r.Outcome)
-		return g, false
+// Where an outcome comes from.
+const (
+	SourceRecomputed = "recomputed" // evidence.Assess, from the chain and the governance object
+	SourceStored     = "stored"     // what the receipt says, nothing more
+)
+
+// governed fills the recomputed facts of a receipt that carries a
+// governance object, and fails every way its stored summary, outcome or
+// provenance contradicts them: a receipt that says what its chain does
+// not is never OK, whatever was asked.
+func governed(it *Item, f *evidence.ReceiptFacts) {
+	a, g := f.Assessment, f.Governance
+	it.Recomputed, it.OutcomeSource = a.Outcome, SourceRecomputed
+	it.VerifyRan, it.VerifyPassed, it.Jailed = ptr(a.VerifyRan), ptr(a.VerifyPassed), ptr(a.Jailed)
+	it.CanariesRun, it.CanariesHeld = ptr(a.CanariesRun), ptr(a.CanariesHeld)
+	if g.VerifyCommand != "" {
+		it.VerifyCommand = g.VerifyCommand
 	}
 	if it.Jail == "" {
 		it.Jail = g.Jail
@@ -68,87 +77,136 @@ func governance(it *Item, r *evidence.Receipt) (evidence.Governance, bool) {
 	if it.PolicySHA256 == "" {
 		it.PolicySHA256 = g.PolicySHA256
 	}
-	a := evidence.Assess(r.Entries, g)
-	it.Recomputed = a.Outcome
-	checkCounts(it, r.Body, a)
-	// A stored pass the chain does not support is never OK, asked for or
-	// not: it is the one claim a reader acts on.
-	if r.Outcome == evidence.OutcomePass && a.Outcome != evidence.OutcomePass {
-		it.fail(evidence.RFieldOutcome, "stored outcome %s but the chain recomputes to %s: %s", r.Outcome, a.Outcome, firstOr(a.Reasons, "no reason given"))
-	}
-	return g, true
-}
-
-// checkCounts fails a receipt whose stored governance summary (counts,
-// verify_ran, verify_passed, reasons) disagrees with the chain.
-func checkCounts(it *Item, body canon.Value, a evidence.Assessment) {
-	for _, d := range evidence.CompareGovernance(body, a) {
+	for _, d := range f.Diffs {
 		it.fail(evidence.RFieldGovernance, "the stored summary disagrees with the chain: %s", d)
 	}
-}
-
-func outcomePolicy(it *Item, r *evidence.Receipt, governed bool, o *Options) {
-	want := o.RequireOutcome
-	switch {
-	case want == "":
-	case r.Outcome != want:
-		it.fail(evidence.RFieldOutcome, "outcome is %s; --require-outcome wants %s", r.Outcome, want)
-	case governed && it.Recomputed != r.Outcome && r.Outcome != evidence.OutcomePass:
-		// (A stored pass that does not recompute has already failed.)
-		it.fail(evidence.RFieldOutcome, "stored outcome %s but the chain recomputes to %s", r.Outcome, it.Recomputed)
+	if f.Outcome != a.Outcome {
+		it.fail(evidence.RFieldOutcome, "stored outcome %s but the chain recomputes to %s: %s", f.Outcome, a.Outcome, firstOr(a.Reasons, "it records no reason to fail"))
 	}
-}
-
-// jailPolicy applies --require-jailed's receipt-level half: every jail the
-// receipt records is a real one, at least one is recorded, and the run did
-// not opt in to running unjailed. The entry-level half is entryScan.
-func jailPolicy(it *Item, r *evidence.Receipt, g evidence.Governance, governed bool) {
-	recorded, bad := false, false
-	if p, ok := r.Provenance.Get(evidence.ProvJail); ok {
-		if s, _ := p.AsString(); realJails[s] {
-			recorded = true
-		} else {
-			bad = true
-			it.fail("provenance.jail", "%s is not a jail, want bwrap or seatbelt (--require-jailed)", p)
+	for _, c := range []struct{ key, gov string }{{evidence.ProvJail, g.Jail}, {evidence.ProvPolicySHA256, g.PolicySHA256}} {
+		if p, ok := f.Provenance.Get(c.key); ok {
+			if s, isStr := p.AsString(); !isStr || s != c.gov {
+				it.fail("provenance."+c.key, "%s, but the governance object records %q: the receipt contradicts itself", p, c.gov)
+			}
 		}
-	}
-	if governed {
-		if g.Unjailed {
-			bad = true
-			it.fail("governance.unjailed", "true: the run allowed commands to execute without a jail (--require-jailed)")
-		}
-		if realJails[g.Jail] {
-			recorded = true
-		} else {
-			bad = true
-			it.fail("governance.jail", "%q is not a jail, want bwrap or seatbelt (--require-jailed)", g.Jail)
-		}
-	}
-	if !recorded && !bad {
-		it.fail("provenance.jail", "the receipt records no jail: nothing shows its commands ran jailed (--require-jailed)")
 	}
 }
 
-// bindingPolicy applies --expect-commit and --expect-repo: the provenance
-// binds the receipt to one commit of one repository, so that an old, valid
-// receipt does not pass for new code.
-func bindingPolicy(it *Item, r *evidence.Receipt, o *Options) {
+// requirements applies the outcome, canary and jail requirements of o.
+func requirements(it *Item, f *evidence.ReceiptFacts, o *Options) {
+	a, g := f.Assessment, f.Governance
+	if o.MaxBlocked != nil && *it.AgentBlocked > *o.MaxBlocked {
+		it.fail("chain", "%s", blockedProblem(a.AgentBlocked, a.Malformed, *o.MaxBlocked))
+	}
+	if f.GovernanceErr != nil {
+		return // failed already: nothing can be recomputed from it
+	}
+	noConfig := !f.Governed
+	if want := o.outcomes(); want != nil {
+		switch {
+		case f.Governed && !slices.Contains(want, a.Outcome):
+			it.fail(evidence.RFieldOutcome, "%s", outcomeProblem(a, want))
+		case !f.Governed && !o.AllowStoredOutcome:
+			it.fail(evidence.RFieldOutcome, "outcome %s is stored, not recomputed: the receipt carries no governance object to recompute it from (--allow-stored-outcome accepts a stored outcome)", f.Outcome)
+		case !f.Governed && !slices.Contains(want, f.Outcome):
+			it.fail(evidence.RFieldOutcome, "stored outcome %s; %s required", f.Outcome, orList(want))
+		}
+	}
+	if o.requireCanaries() {
+		switch {
+		case noConfig:
+			it.fail("canaries", "the receipt records no run configuration: nothing shows the canaries ran and held (--allow-no-canaries)")
+		case !g.Canaries:
+			it.fail("canaries", "the run did not enable the canaries: nothing shows that the gate held (--allow-no-canaries)")
+		case !a.CanariesOK:
+			it.fail("canaries", "not every canary ran and held: %s (--allow-no-canaries)", firstWith(a.Reasons, "canar", "see the recomputed reasons"))
+		case o.requireJailCanaries() && slices.Contains(evidence.RealJails, g.Jail) && !g.JailCanaries:
+			it.fail("canaries", "the run was jailed (%s) but did not run the jail's own canaries: nothing shows that the jail held (--allow-no-jail-canaries)", g.Jail)
+		}
+	}
+	if o.requireJailed() {
+		switch {
+		case noConfig:
+			it.fail("jail", "the receipt records no run configuration: nothing shows its commands ran in a real jail (--allow-unjailed)")
+		case !a.Jailed:
+			it.fail("jail", "%s: commands may have run outside a real jail (--allow-unjailed)", a.JailProblem)
+		}
+	}
+}
+
+func blockedProblem(agent, malformed, max int64) string {
+	s := fmt.Sprintf("%d blocked entries, not counting canaries", agent+malformed)
+	if malformed > 0 {
+		s += fmt.Sprintf(" (%d of them unreadable, counted as blocked)", malformed)
+	}
+	return s + fmt.Sprintf("; --max-blocked %d", max)
+}
+
+// outcomeProblem says why a recomputed outcome is not one of want, with
+// the relaxation that would accept it.
+func outcomeProblem(a evidence.Assessment, want []evidence.Outcome) string {
+	s := fmt.Sprintf("the chain recomputes to %s; %s required", a.Outcome, orList(want))
+	switch a.Outcome {
+	case evidence.OutcomeUnverified:
+		return s + ": no verify command was configured, so nothing independent of the agent checked its work (--allow-no-verify-command)"
+	case evidence.OutcomeFail:
+		return s + ": " + firstOr(a.Reasons, "no reason recorded") + " (--allow-fail)"
+	case evidence.OutcomeDryRun:
+		return s + ": nothing was executed (--require-outcome GOVERNED_DRY_RUN)"
+	}
+	return s
+}
+
+func orList(os []evidence.Outcome) string {
+	ss := make([]string, len(os))
+	for i, o := range os {
+		ss[i] = string(o)
+	}
+	return strings.Join(ss, " or ")
+}
+
+// expectations applies --expect-commit, --expect-repo and
+// --expect-policy-sha256: the receipt is bound to one commit of one
+// repository and one policy, so that an old, valid receipt does not pass
+// for new code or another policy.
+func expectations(it *Item, f *evidence.ReceiptFacts, o *Options) {
+	r := f.Receipt
 	if o.ExpectCommit != "" {
 		c, ok := provString(r, evidence.ProvCommit)
+		flag := o.flagName(o.CommitFrom, "--expect-commit")
 		switch {
 		case !ok:
-			it.fail("provenance.commit", "missing: the receipt is bound to no commit (--expect-commit %s)", o.ExpectCommit)
+			it.fail("provenance.commit", "missing: the receipt is bound to no commit (%s %s)", flag, o.ExpectCommit)
 		case !isHex(c) || lowerASCII(c) != o.ExpectCommit:
-			it.fail("provenance.commit", "the receipt is for commit %q, not %s", c, o.ExpectCommit)
+			it.fail("provenance.commit", "the receipt is for commit %q, not %s (%s)", c, o.ExpectCommit, flag)
 		}
 	}
 	if o.ExpectRepo != "" {
 		repo, ok := provString(r, evidence.ProvRepository)
+		flag := o.flagName(o.RepoFrom, "--expect-repo")
 		switch {
 		case !ok:
-			it.fail("provenance.repository", "missing: the receipt is bound to no repository (--expect-repo %s)", o.ExpectRepo)
+			it.fail("provenance.repository", "missing: the receipt is bound to no repository (%s %s)", flag, o.ExpectRepo)
 		case lowerASCII(repo) != lowerASCII(o.ExpectRepo):
-			it.fail("provenance.repository", "the receipt is for repository %q, not %s", repo, o.ExpectRepo)
+			it.fail("provenance.repository", "the receipt is for repository %q, not %s (%s)", repo, o.ExpectRepo, flag)
+		}
+	}
+	if want := o.ExpectPolicySHA256; want != "" {
+		recorded := false
+		if f.Governed {
+			recorded = true
+			if f.Governance.PolicySHA256 != want {
+				it.fail("governance.policy_sha256", "the run's policy hashes to %q, not %s (--expect-policy-sha256)", f.Governance.PolicySHA256, want)
+			}
+		}
+		if p, ok := provString(r, evidence.ProvPolicySHA256); ok {
+			recorded = true
+			if lowerASCII(p) != want {
+				it.fail("provenance.policy_sha256", "the run's policy hashes to %q, not %s (--expect-policy-sha256)", p, want)
+			}
+		}
+		if !recorded {
+			it.fail("provenance.policy_sha256", "missing: the receipt records no policy hash (--expect-policy-sha256 %s)", want)
 		}
 	}
 }
@@ -181,50 +239,38 @@ func firstOr(ss []string, def string) string {
 	return ss[0]
 }
 
-// entryScan applies the entry-level policies to a chain, one entry at a
-// time, for receipts and bare ledgers alike.
-type entryScan struct {
-	jailed bool // apply --require-jailed
-
-	blocked   int64 // BLOCK entries, not counting the harness's canaries
-	jailIndex int64 // first entry that broke the jail rule
-	jailMsg   string
-}
-
-// add judges entry i. Only the first jail violation is kept.
-func (s *entryScan) add(i int64, e canon.Value) {
-	verdict := evidence.Verdict(evidence.EntryString(e, evidence.FieldVerdict))
-	if verdict != evidence.VerdictAllow && evidence.EntryString(e, evidence.FieldAgent) != evidence.AgentCanary {
-		// Canaries are blocked by design: they prove the gate holds.
-		s.blocked++
-	}
-	if !s.jailed || s.jailMsg != "" {
-		return
-	}
-	if evidence.EntryBool(e, evidence.FieldUnjailed) {
-		s.jailIndex, s.jailMsg = i, "marked unjailed: it ran without a jail"
-		return
-	}
-	// Executed = allowed and not a dry run. A dry_run that is not the
-	// boolean true does not count as one: fail closed.
-	if evidence.EntryString(e, evidence.FieldTool) != "run_cmd" || verdict != evidence.VerdictAllow || evidence.EntryBool(e, evidence.FieldDryRun) {
-		return
-	}
-	j, ok := e.Get(evidence.FieldJail)
-	if name, _ := j.AsString(); !realJails[name] {
-		what := "recorded no jail"
-		if ok {
-			what = fmt.Sprintf("ran with jail %s", j)
+// firstWith is the first of ss holding sub, for a message (the decision
+// was made on a recomputed fact, not on this text).
+func firstWith(ss []string, sub, def string) string {
+	for _, s := range ss {
+		if strings.Contains(s, sub) {
+			return s
 		}
-		s.jailIndex, s.jailMsg = i, "run_cmd "+what+": not a real jail (bwrap or seatbelt)"
 	}
+	return def
 }
 
-func (s *entryScan) report(it *Item, o *Options, where func(int64) string) {
-	if s.jailMsg != "" {
-		it.fail(where(s.jailIndex), "%s (--require-jailed)", s.jailMsg)
-	}
-	if o.MaxBlocked != nil && s.blocked > *o.MaxBlocked {
-		it.fail("chain", "%d blocked entries, not counting canaries; --max-blocked %d", s.blocked, *o.MaxBlocked)
+func ptr[T any](v T) *T { return &v }
+
+// blockedScan counts the agent's blocked entries of a bare ledger's lines
+// for --max-blocked, with the same Assessor a receipt's chain is judged
+// by (under no configuration: a bare ledger records none, and only the
+// counts are read).
+type blockedScan struct {
+	a *evidence.Assessor
+}
+
+func newBlockedScan() *blockedScan {
+	return &blockedScan{a: evidence.NewAssessor(evidence.Governance{})}
+}
+
+func (s *blockedScan) add(e canon.Value) { s.a.Add(e) }
+
+func (s *blockedScan) report(it *Item, o *Options) {
+	a := s.a.Result()
+	blocked := a.AgentBlocked + a.Malformed
+	it.AgentBlocked = &blocked
+	if o.MaxBlocked != nil && blocked > *o.MaxBlocked {
+		it.fail("chain", "%s", blockedProblem(a.AgentBlocked, a.Malformed, *o.MaxBlocked))
 	}
 }

@@ -40,13 +40,15 @@ func (p Problem) String() string {
 const maxProblems = 16
 
 // Item is the verdict on one thing verified. Only the small per-item facts
-// are kept, never a receipt's body.
+// are kept, never a receipt's body. docs/verify-json.md documents every
+// field as the JSON report shows it.
 type Item struct {
 	Path string `json:"path"` // as given; zip members as "artifact.zip!dir/name.json"
 	Kind Kind   `json:"kind"`
 	OK   bool   `json:"ok"`
-	// Verified: the chain (and for a receipt, the signature) recomputed
-	// cleanly. An item can be Verified and still fail a policy.
+	// Verified: the chain (and for a receipt, the content hash) recomputed
+	// cleanly; for a directory or zip, a receipt in it did. An item can be
+	// Verified and still fail a requirement.
 	Verified bool `json:"verified"`
 
 	ReceiptID string           `json:"receipt_id,omitempty"`
@@ -57,17 +59,37 @@ type Item struct {
 	// Recomputed is the outcome evidence.Assess recomputes from the chain;
 	// "" when the receipt carries no governance object (the stored outcome
 	// is then a claim, not recomputed).
-	Recomputed   evidence.Outcome `json:"recomputed_outcome,omitempty"`
-	Entries      int64            `json:"entries"`
-	Allowed      int64            `json:"allowed"`
-	Blocked      int64            `json:"blocked"`
-	Head         string           `json:"head,omitempty"`      // last entry_hash (the genesis for an empty chain)
-	Signature    string           `json:"signature,omitempty"` // the recomputed content hash (a receipt's "signature")
-	Repository   string           `json:"repository,omitempty"`
-	Commit       string           `json:"commit,omitempty"`
-	Jail         string           `json:"jail,omitempty"`
-	PolicySHA256 string           `json:"policy_sha256,omitempty"`
+	Recomputed evidence.Outcome `json:"recomputed_outcome,omitempty"`
+	// OutcomeSource is SourceRecomputed or SourceStored for a receipt that
+	// verified.
+	OutcomeSource string `json:"outcome_source,omitempty"`
+	// Entries, Allowed, Blocked and Head are those of the chain as far as
+	// it verified: all of it, or the entries before the break.
+	Entries int64  `json:"entries"`
+	Allowed int64  `json:"allowed"`
+	Blocked int64  `json:"blocked"`
+	Head    string `json:"head,omitempty"` // last verified entry_hash (the genesis when none)
+	// AgentBlocked counts the agent's blocked entries (not the canaries',
+	// blocked by design; unreadable entries counted as blocked), for a
+	// receipt that verified and a ledger checked with --max-blocked.
+	AgentBlocked *int64 `json:"agent_blocked,omitempty"`
+	// Recomputed facts of a governed receipt (absent otherwise).
+	VerifyCommand string `json:"verify_command,omitempty"`
+	VerifyRan     *bool  `json:"verify_ran,omitempty"`
+	VerifyPassed  *bool  `json:"verify_passed,omitempty"`
+	CanariesRun   *int   `json:"canaries_run,omitempty"`
+	CanariesHeld  *int   `json:"canaries_held,omitempty"`
+	Jailed        *bool  `json:"jailed,omitempty"`
 
+	Signature    string `json:"signature,omitempty"` // the recomputed content hash (a receipt's "signature")
+	Repository   string `json:"repository,omitempty"`
+	Commit       string `json:"commit,omitempty"`
+	Jail         string `json:"jail,omitempty"`
+	PolicySHA256 string `json:"policy_sha256,omitempty"`
+
+	// DuplicateOf: this receipt (same id, same content hash) was already
+	// read at that path; it is counted once.
+	DuplicateOf string `json:"duplicate_of,omitempty"`
 	// AnchoredBy: a ledger's length and head equal those of this receipt's
 	// chain, beside it, so the receipt's content hash covers the ledger
 	// too. "" for a ledger nothing anchors.
@@ -79,6 +101,8 @@ type Item struct {
 
 	Problems []Problem `json:"problems,omitempty"` // why it failed; the first is the reason
 	Notes    []string  `json:"notes,omitempty"`    // facts worth knowing that are not failures
+
+	model, task string // a receipt's, for its store's index
 }
 
 func (it *Item) fail(where, format string, args ...any) {
@@ -105,37 +129,54 @@ const Honesty = "tamper-evident, not signed: ledgers are hash-chained and a rece
 	"A pass proves internal consistency and the recorded bindings (commit, repository, policy hash, jail), not authorship: " +
 	"whoever can rewrite a chain from its genesis can forge a consistent receipt."
 
+// ReportSchema names the shape of the JSON report (docs/verify-json.md).
+// A change that removes or retypes a field bumps it.
+const ReportSchema = "deponent-verify-report/v1"
+
 // Report is the result of a run, and the document --json prints.
 type Report struct {
-	Tool     string `json:"tool"`
-	Version  string `json:"version"`
-	OK       bool   `json:"ok"`
-	Verified int    `json:"verified"` // items that passed
-	Failed   int    `json:"failed"`   // items that failed
-	Receipts int    `json:"receipts"` // receipt items, passed or failed
-	Ledgers  int    `json:"ledgers"`  // bare ledger items, passed or failed
-	Policy   Policy `json:"policy"`
-	Items    []Item `json:"items"`
-	Note     string `json:"note"`
+	Schema  string `json:"schema"`
+	Tool    string `json:"tool"`
+	Version string `json:"version"`
+	OK      bool   `json:"ok"`
+	// Verified counts the receipts and ledgers that passed; Failed every
+	// item that failed, of any kind (a store's index, a policy…).
+	Verified int `json:"verified"`
+	Failed   int `json:"failed"`
+	Receipts int `json:"receipts"` // receipt items, passed or failed
+	// DistinctReceipts counts the receipt ids that verified, each once.
+	DistinctReceipts int    `json:"distinct_receipts"`
+	verifiedReceipts int    // receipt items that verified, copies included
+	Ledgers          int    `json:"ledgers"` // bare ledger items, passed or failed
+	Policy           Policy `json:"policy"`
+	Items            []Item `json:"items"`
+	Note             string `json:"note"`
 }
 
 func newReport(o *Options, items []Item) *Report {
-	r := &Report{Tool: "deponent-verify", Version: version.Version, Policy: o.policy(), Items: items, Note: Honesty}
+	r := &Report{Schema: ReportSchema, Tool: "deponent-verify", Version: version.Version, Policy: o.policy(), Items: items, Note: Honesty}
+	ids := map[string]bool{}
 	for i := range items {
 		it := &items[i]
 		it.OK = len(it.Problems) == 0
-		if it.OK {
-			r.Verified++
-		} else {
+		if !it.OK {
 			r.Failed++
 		}
 		switch it.Kind {
 		case KindReceipt:
 			r.Receipts++
+			if it.Verified {
+				ids[it.ReceiptID] = true
+				r.verifiedReceipts++
+			}
 		case KindLedger:
 			r.Ledgers++
 		}
+		if it.OK && (it.Kind == KindReceipt || it.Kind == KindLedger) {
+			r.Verified++
+		}
 	}
+	r.DistinctReceipts = len(ids)
 	r.OK = r.Failed == 0 && len(items) > 0
 	return r
 }

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/deponent-dev/deponent-action/pkg/evidence"
 )
@@ -43,6 +45,7 @@ func Run(paths []string, o Options) (rep *Report, err error) {
 	for _, c := range r.containers {
 		r.finishContainer(c)
 	}
+	r.checkReceipts()
 	r.checkApplied()
 	return newReport(&o, r.items), nil
 }
@@ -56,6 +59,7 @@ type runner struct {
 	containers []*container
 	closers    []io.Closer
 	mem        *budget
+	bufs       buffers
 	ledgerMu   sync.Mutex // one ledger at a time: package evidence already uses every core on one
 }
 
@@ -104,7 +108,7 @@ func (r *runner) recoverInto(slot int) {
 // addPath classifies one PATH of the command line.
 func (r *runner) addPath(p string) {
 	if p == "-" {
-		r.addStandalone(p, KindReceipt, stdinOpener(r.o.Stdin))
+		r.addStandalone(p, KindReceipt, stdinOpener(r.o.Stdin, r.o.readTimeout()))
 		return
 	}
 	st, err := os.Stat(p) // a symlink named on the command line is followed: the user chose it
@@ -125,7 +129,7 @@ func (r *runner) addPath(p string) {
 		if hasExt(p, ".jsonl") {
 			k = KindLedger
 		}
-		r.addStandalone(p, k, streamOpener(p))
+		r.addStandalone(p, k, streamOpener(p, r.o.readTimeout()))
 	}
 }
 
@@ -179,24 +183,107 @@ func looksLikeZip(p string) bool {
 	return string(magic[:]) == "PK\x03\x04" || string(magic[:]) == "PK\x05\x06"
 }
 
-func stdinOpener(in io.Reader) opener {
-	return func() (io.ReadCloser, int64, error) {
+func stdinOpener(in io.Reader, limit time.Duration) opener {
+	return within(limit, func() (io.ReadCloser, int64, error) {
 		if in == nil {
 			in = strings.NewReader("")
 		}
 		return io.NopCloser(in), -1, nil
-	}
+	})
 }
 
-func streamOpener(p string) opener {
-	return func() (io.ReadCloser, int64, error) {
-		f, err := os.Open(p)
+func streamOpener(p string, limit time.Duration) opener {
+	return within(limit, func() (io.ReadCloser, int64, error) {
+		f, err := os.Open(p) // blocks until a FIFO has a writer: hence within
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s", describeErr(err))
 		}
 		return f, -1, nil
+	})
+}
+
+// within bounds opening and reading a stream (standard input, a pipe, a
+// device) by limit, from the open to the last byte; 0 = no limit. A read
+// still blocked when the time is up is abandoned to its goroutine: the
+// item fails, the run goes on, and the process exits when it ends.
+func within(limit time.Duration, open opener) opener {
+	if limit <= 0 {
+		return open
+	}
+	return func() (io.ReadCloser, int64, error) {
+		deadline := time.Now().Add(limit)
+		type opened struct {
+			rc   io.ReadCloser
+			size int64
+			err  error
+		}
+		ch := make(chan opened, 1)
+		go func() {
+			rc, size, err := open()
+			ch <- opened{rc, size, err}
+		}()
+		timer := time.NewTimer(limit)
+		defer timer.Stop()
+		select {
+		case o := <-ch:
+			if o.err != nil {
+				return nil, 0, o.err
+			}
+			return &deadlineReader{rc: o.rc, deadline: deadline, limit: limit}, o.size, nil
+		case <-timer.C:
+			go func() {
+				if o := <-ch; o.rc != nil {
+					o.rc.Close()
+				}
+			}()
+			return nil, 0, fmt.Errorf("nothing could be opened within --read-timeout %s (a pipe that no one writes to?)", limit)
+		}
 	}
 }
+
+// deadlineReader fails a read that is not done by the deadline.
+type deadlineReader struct {
+	rc       io.ReadCloser
+	deadline time.Time
+	limit    time.Duration
+	pending  chan readResult // a read in flight, if one timed out before
+}
+
+type readResult struct {
+	b   []byte
+	err error
+}
+
+func (d *deadlineReader) Read(p []byte) (int, error) {
+	if d.pending == nil {
+		d.pending = make(chan readResult, 1)
+		buf := make([]byte, len(p))
+		ch := d.pending
+		go func() {
+			n, err := d.rc.Read(buf)
+			ch <- readResult{buf[:n], err}
+		}()
+	}
+	left := time.Until(d.deadline)
+	if left <= 0 {
+		return 0, d.timeout()
+	}
+	timer := time.NewTimer(left)
+	defer timer.Stop()
+	select {
+	case res := <-d.pending:
+		d.pending = nil
+		return copy(p, res.b), res.err
+	case <-timer.C:
+		return 0, d.timeout()
+	}
+}
+
+func (d *deadlineReader) timeout() error {
+	return fmt.Errorf("not read to its end within --read-timeout %s (standard input or a pipe that does not close?)", d.limit)
+}
+
+func (d *deadlineReader) Close() error { return d.rc.Close() }
 
 // runJobs verifies every receipt and ledger on a bounded pool of workers.
 func (r *runner) runJobs() {
@@ -251,11 +338,12 @@ func (r *runner) receipt(it *Item, rc io.Reader, size int64) {
 	}
 	w := size
 	if w < 0 {
-		w = evidence.MaxReceiptBytes
+		w = 2 * evidence.MaxReceiptBytes // read by doubling: up to twice the cap at once
 	}
-	w = r.mem.acquire(w)
+	w = r.mem.acquire(w + receiptOverhead)
 	defer r.mem.release(w)
-	data, err := io.ReadAll(io.LimitReader(rc, evidence.MaxReceiptBytes+1))
+	data, err := r.bufs.read(rc, size, evidence.MaxReceiptBytes)
+	defer r.bufs.put(data)
 	if err != nil {
 		it.fail("", "cannot read: %v", err)
 		return
@@ -264,11 +352,114 @@ func (r *runner) receipt(it *Item, rc io.Reader, size int64) {
 		it.fail("", "over the %d-byte receipt cap", evidence.MaxReceiptBytes)
 		return
 	}
-	checkReceipt(it, data, r.o)
+	checkReceipt(it, data, r.o) // keeps nothing of data
 }
 
-// checkApplied fails closed on a policy that no item could satisfy: a flag
-// that checked nothing must not read as a pass.
+// buffers are a run's read buffers, reused from one receipt to the next:
+// thousands of small receipts need not each cost a new one, and receipts
+// near the cap (read one after the other: see MemoryBudget) share one
+// rather than leaving one behind as garbage for each. At most
+// MemoryBudget of them is kept.
+type buffers struct {
+	mu    sync.Mutex
+	free  [][]byte
+	bytes int
+}
+
+func (p *buffers) get(n int) []byte {
+	p.mu.Lock()
+	best := -1
+	for i, b := range p.free {
+		if cap(b) >= n && (best < 0 || cap(b) < cap(p.free[best])) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		b := p.free[best]
+		p.free = slices.Delete(p.free, best, best+1)
+		p.bytes -= cap(b)
+		p.mu.Unlock()
+		return b[:n]
+	}
+	p.mu.Unlock()
+	return make([]byte, n, max(n, 64<<10))
+}
+
+func (p *buffers) put(b []byte) {
+	if cap(b) == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bytes+cap(b) <= MemoryBudget {
+		p.free = append(p.free, b[:0])
+		p.bytes += cap(b)
+	}
+}
+
+// read reads rc to its end, or to one byte past limit. A size known (a
+// file's, or a zip member's declaration, which archive/zip holds it to) is
+// read into a buffer of that size, reused; an unknown one (a pipe) by
+// doubling.
+func (p *buffers) read(rc io.Reader, size int64, limit int64) ([]byte, error) {
+	if size < 0 || size > limit {
+		return io.ReadAll(io.LimitReader(rc, limit+1))
+	}
+	buf := p.get(int(size) + 1) // +1: a file that grew since its size was taken shows
+	n, err := io.ReadFull(rc, buf)
+	switch {
+	case err == nil: // it grew: read the rest, capped
+		more, err := io.ReadAll(io.LimitReader(rc, limit+1-int64(n)))
+		return append(buf[:n], more...), err
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return buf[:n], nil
+	}
+	return buf[:0], err
+}
+
+// checkReceipts counts the distinct receipts that verified, against
+// --min-receipts: a receipt read twice (a store and its zip, a copy) is
+// counted once, and two receipts that claim one id with different
+// content both fail.
+func (r *runner) checkReceipts() {
+	type seen struct {
+		slot int
+		sig  string
+	}
+	first := map[string]seen{}
+	conflicted := map[string]bool{}
+	for i := range r.items {
+		it := &r.items[i]
+		if it.Kind != KindReceipt || !it.Verified {
+			continue
+		}
+		s, ok := first[it.ReceiptID]
+		switch {
+		case !ok:
+			first[it.ReceiptID] = seen{i, it.Signature}
+		case s.sig == it.Signature:
+			it.DuplicateOf = r.items[s.slot].Path
+			it.note("the same receipt as %s: counted once", r.items[s.slot].Path)
+		default:
+			it.fail(evidence.RFieldID, "receipt %s is also %s, with other content: two testimonies claim one id", it.ReceiptID, r.items[s.slot].Path)
+			if !conflicted[it.ReceiptID] {
+				conflicted[it.ReceiptID] = true
+				r.items[s.slot].fail(evidence.RFieldID, "receipt %s is also %s, with other content: two testimonies claim one id", it.ReceiptID, it.Path)
+			}
+		}
+	}
+	if want := r.o.minReceipts(); len(first) < want {
+		slot := r.newItem("--min-receipts", KindPolicy)
+		hint := ""
+		if r.o.MinReceipts == nil {
+			hint = " (--min-receipts 0 accepts none)"
+		}
+		r.items[slot].fail("", "%s verified; at least %d required%s", plural(len(first), "distinct receipt"), want, hint)
+	}
+}
+
+// checkApplied fails closed on an expectation that no item could meet: a
+// flag that checked nothing must not read as a pass.
 func (r *runner) checkApplied() {
 	var receipts, ledgers int
 	for i := range r.items {
@@ -282,20 +473,21 @@ func (r *runner) checkApplied() {
 	o := r.o
 	unmet := func(flag, what string) {
 		slot := r.newItem(flag, KindPolicy)
-		r.items[slot].fail("", "given, but no %s was verified: the policy checked nothing", what)
+		r.items[slot].fail("", "given, but no %s was verified: the expectation checked nothing", what)
 	}
 	if receipts == 0 {
-		for _, f := range o.receiptOnly() {
-			unmet(f, "receipt")
+		if o.ExpectCommit != "" {
+			unmet(o.flagName(o.CommitFrom, "--expect-commit"), "receipt")
+		}
+		if o.ExpectRepo != "" {
+			unmet(o.flagName(o.RepoFrom, "--expect-repo"), "receipt")
+		}
+		if o.ExpectPolicySHA256 != "" {
+			unmet("--expect-policy-sha256", "receipt")
 		}
 	}
-	if receipts+ledgers == 0 {
-		if o.RequireJailed {
-			unmet("--require-jailed", "receipt or ledger")
-		}
-		if o.MaxBlocked != nil {
-			unmet("--max-blocked", "receipt or ledger")
-		}
+	if receipts+ledgers == 0 && o.MaxBlocked != nil {
+		unmet("--max-blocked", "receipt or ledger")
 	}
 	if ledgers == 0 {
 		if o.Len != nil {

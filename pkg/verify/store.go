@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -25,8 +26,22 @@ const (
 // be indexed and present).
 var receiptIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$`)
 
-// indexFields are the members of an index.jsonl line, all strings.
-var indexFields = []string{evidence.RFieldID, "file", evidence.RFieldTS, evidence.RFieldOutcome, evidence.RFieldSignature}
+// An index.jsonl line is an object of strings: receipt_id, ts and outcome
+// always (the Python reference writes them, and model and task); file and
+// signature as this implementation writes them too. Each field present is
+// checked against the receipt; any other field is refused.
+const (
+	idxFile      = "file"
+	idxSignature = "signature"
+)
+
+var (
+	indexRequired = []string{evidence.RFieldID, evidence.RFieldTS, evidence.RFieldOutcome}
+	indexOptional = []string{evidence.RFieldModel, evidence.RFieldTask, idxFile, idxSignature}
+)
+
+// indexLimits bound one index line's JSON.
+var indexLimits = canon.Limits{MaxBytes: MaxIndexLine, MaxDepth: 2, MaxValues: 16, MaxMembers: 16}
 
 // checkStore checks one directory that holds a store's bookkeeping
 // (index.jsonl or LATEST) against the receipts beside it; see the package
@@ -57,12 +72,12 @@ func (r *runner) checkStore(c *container, g *group) {
 			it.fail("directory", "a receipt of producer %q sits in directory %q", it.Producer, dirName)
 		}
 	}
-	var listed map[string]string // receipt id → file
+	listed := &indexList{}
 	if g.index != nil {
 		listed = r.checkIndex(g)
 		for _, name := range names {
 			it := &r.items[g.receipts[name]]
-			if it.Verified && listed[it.ReceiptID] != name {
+			if it.Verified && listed.files[it.ReceiptID] != name {
 				it.fail("store", "not listed in the index.jsonl beside it")
 			}
 		}
@@ -72,10 +87,10 @@ func (r *runner) checkStore(c *container, g *group) {
 
 // checkIndex reads index.jsonl line by line (bounded) and checks each line
 // against the receipt it names. It returns the ids it lists.
-func (r *runner) checkIndex(g *group) map[string]string {
+func (r *runner) checkIndex(g *group) *indexList {
 	it := &r.items[g.index.slot]
 	defer r.recoverInto(g.index.slot)
-	listed := map[string]string{}
+	listed := &indexList{}
 	rc, _, err := g.index.open()
 	if err != nil {
 		it.fail("", "cannot read: %v", err)
@@ -108,12 +123,12 @@ func (r *runner) checkIndex(g *group) map[string]string {
 		}
 		break
 	}
-	it.Receipts = len(listed)
+	it.Receipts = len(listed.ids)
 	return listed
 }
 
-func (r *runner) indexLine(it *Item, g *group, where string, line []byte, listed map[string]string) {
-	v, err := canon.Parse(line, canon.Limits{MaxBytes: MaxIndexLine, MaxDepth: 8})
+func (r *runner) indexLine(it *Item, g *group, where string, line []byte, listed *indexList) {
+	v, err := canon.Parse(line, indexLimits)
 	if err != nil {
 		it.fail(where, "not JSON: %v", err)
 		return
@@ -122,26 +137,36 @@ func (r *runner) indexLine(it *Item, g *group, where string, line []byte, listed
 		it.fail(where, "a JSON %s, want an object", v.Kind())
 		return
 	}
-	var f [5]string
-	for i, k := range indexFields {
-		m, _ := v.Get(k)
-		s, ok := m.AsString()
-		if !ok {
-			it.fail(where, "field %q is missing or not a string", k)
+	f := map[string]string{}
+	for _, m := range v.Members() {
+		if !slices.Contains(indexRequired, m.Key) && !slices.Contains(indexOptional, m.Key) {
+			it.fail(where, "unknown field %q (an index line holds %s)", m.Key, strings.Join(append(slices.Clone(indexRequired), indexOptional...), ", "))
 			return
 		}
-		f[i] = s
+		s, ok := m.Value.AsString()
+		if !ok {
+			it.fail(where, "field %q is a %s, want a string", m.Key, m.Value.Kind())
+			return
+		}
+		f[m.Key] = s
 	}
-	id, file, ts, outcome, sig := f[0], f[1], f[2], f[3], f[4]
-	if _, dup := listed[id]; dup {
+	for _, k := range indexRequired {
+		if _, ok := f[k]; !ok {
+			it.fail(where, "missing field %q", k)
+			return
+		}
+	}
+	id := f[evidence.RFieldID]
+	file := id + ".json"
+	if listed.has(id) {
 		it.fail(where, "lists receipt %s a second time", id)
 		return
 	}
-	if file != id+".json" {
-		it.fail(where, "file %q is not <receipt_id>.json", file)
+	if name, ok := f[idxFile]; ok && name != file {
+		it.fail(where, "file %q is not <receipt_id>.json", name)
 		return
 	}
-	listed[id] = file
+	listed.add(id, file)
 	slot, ok := g.receipts[file]
 	switch {
 	case g.bad[file]:
@@ -156,27 +181,65 @@ func (r *runner) indexLine(it *Item, g *group, where string, line []byte, listed
 		it.fail(where, "lists %s, which does not verify", file)
 		return
 	}
-	switch {
-	case rc.ReceiptID != id:
+	if rc.ReceiptID != id {
 		it.fail(where, "lists receipt %s, but %s holds receipt %s", id, file, rc.ReceiptID)
-	case rc.Signature != sig:
-		it.fail(where, "signature %s does not match the recomputed signature %s of %s", sig, rc.Signature, file)
-	case string(rc.Outcome) != outcome:
-		it.fail(where, "outcome %q, but the receipt says %q", outcome, rc.Outcome)
-	case rc.TS != ts:
-		it.fail(where, "ts %q, but the receipt says %q", ts, rc.TS)
+		return
+	}
+	for _, c := range []struct {
+		key, want string
+	}{
+		{evidence.RFieldOutcome, string(rc.Outcome)},
+		{evidence.RFieldTS, rc.TS},
+		{evidence.RFieldModel, rc.model},
+		{evidence.RFieldTask, cutChars(rc.task, evidence.IndexTaskChars)},
+		{idxSignature, rc.Signature},
+	} {
+		if got, ok := f[c.key]; ok && got != c.want {
+			it.fail(where, "%s %q, but the receipt %s says %q", c.key, got, file, c.want)
+		}
 	}
 }
 
-// checkLatest checks the LATEST pointer: "<receipt_id>\n", naming a
-// receipt the index lists, that is beside it and verifies. An index that
-// lists receipts with no LATEST beside it fails: evidence.Persist moves LATEST
-// only after a receipt passed its write-time verification, so a missing
-// LATEST means the last persist did not complete.
-func (r *runner) checkLatest(g *group, listed map[string]string) {
+// indexList is what an index.jsonl lists, in order.
+type indexList struct {
+	ids   []string
+	files map[string]string // receipt id → file
+}
+
+func (l *indexList) has(id string) bool { _, ok := l.files[id]; return ok }
+
+func (l *indexList) add(id, file string) {
+	if l.files == nil {
+		l.files = map[string]string{}
+	}
+	l.ids = append(l.ids, id)
+	l.files[id] = file
+}
+
+// cutChars keeps the first n characters (code points) of s, as Python's
+// s[:n] does.
+func cutChars(s string, n int) string {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
+}
+
+// checkLatest checks the LATEST pointer: one receipt id, with or without
+// a newline after it (this implementation writes one, the reference
+// none), naming the newest receipt the index lists (its last line), which
+// is beside it and verifies. An index that lists receipts with no LATEST
+// beside it fails: evidence.Persist moves LATEST only after a receipt
+// passed its write-time verification, so a missing LATEST means the last
+// persist did not complete.
+func (r *runner) checkLatest(g *group, listed *indexList) {
 	if g.latest == nil {
-		if g.index != nil && len(listed) > 0 {
-			r.items[g.index.slot].fail(evidence.LatestFile, "missing: the index lists %d receipts but no LATEST names one (a persist that did not pass its write-time verification never moves LATEST)", len(listed))
+		if g.index != nil && len(listed.ids) > 0 {
+			r.items[g.index.slot].fail(evidence.LatestFile, "missing: the index lists %d receipts but no LATEST names one (a persist that did not pass its write-time verification never moves LATEST)", len(listed.ids))
 		}
 		return
 	}
@@ -197,9 +260,9 @@ func (r *runner) checkLatest(g *group, listed map[string]string) {
 		it.fail("", "over %d bytes: not a LATEST pointer", maxLatestBytes)
 		return
 	}
-	id, ok := cutNewline(data)
-	if !ok || !receiptIDPattern.MatchString(id) {
-		it.fail("", "want one receipt id and a newline, found %q", data)
+	id := string(bytes.TrimSuffix(data, []byte{'\n'}))
+	if !receiptIDPattern.MatchString(id) {
+		it.fail("", "want one receipt id (and at most a newline), found %q", data)
 		return
 	}
 	it.ReceiptID = id
@@ -207,8 +270,12 @@ func (r *runner) checkLatest(g *group, listed map[string]string) {
 		it.fail("", "no index.jsonl beside it: a store indexes a receipt before LATEST may name it")
 		return
 	}
-	if _, ok := listed[id]; !ok {
+	if !listed.has(id) {
 		it.fail("", "names %s, which index.jsonl does not list", id)
+		return
+	}
+	if last := listed.ids[len(listed.ids)-1]; last != id {
+		it.fail("", "names %s, but the newest receipt index.jsonl lists (its last line) is %s", id, last)
 		return
 	}
 	slot, ok := g.receipts[id+".json"]
@@ -218,13 +285,6 @@ func (r *runner) checkLatest(g *group, listed map[string]string) {
 	case !r.items[slot].Verified:
 		it.fail("", "names %s, which does not verify", id)
 	}
-}
-
-func cutNewline(b []byte) (string, bool) {
-	if len(b) == 0 || b[len(b)-1] != '\n' {
-		return "", false
-	}
-	return string(b[:len(b)-1]), true
 }
 
 // LedgerPrefix starts the name of the ledger the action writes beside its

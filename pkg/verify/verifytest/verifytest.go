@@ -8,7 +8,10 @@ package verifytest
 
 import (
 	"archive/zip"
+	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -149,6 +152,9 @@ func Build(tb testing.TB, s Spec) *evidence.Receipt {
 	g := evidence.Governance{Canaries: true, JailCanaries: jail != "", VerifyCommand: "go test ./...", Jail: jail, PolicySHA256: PolicySH}
 	if s.Governance != nil {
 		g = *s.Governance
+		if g.PolicySHA256 == "" {
+			g.PolicySHA256 = PolicySH // as the provenance records it
+		}
 	}
 	a := evidence.Assess(entries, g)
 	outcome := a.Outcome
@@ -200,6 +206,48 @@ func or(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// Padded is a receipt of s that is hostile the cheap way: an extra signed
+// field, "padding": [0,0,0,…], makes it about size bytes (at most), a
+// value every two bytes. It is valid: the content hash covers the
+// padding, as it covers any field a writer adds.
+func Padded(tb testing.TB, s Spec, size int) []byte {
+	tb.Helper()
+	r := Build(tb, s)
+	body := canon.AppendIndent(nil, r.Body.Without(evidence.RFieldSignature).With("padding", canon.Arr()), "  ")
+	const sigMember = ",\n  \"signature\": \"\"\n}\n" // and 64 hex digits
+	n := (size - len(body) - len(sigMember) - 64) / 2
+	if n < 1 {
+		tb.Fatalf("a receipt of %d bytes has no room for padding", size)
+	}
+	zeros := bytes.Repeat([]byte("0,"), n)
+	zeros[len(zeros)-1] = ']'
+	i := bytes.LastIndex(body, []byte(`"padding": []`))
+	var out bytes.Buffer
+	out.Grow(size)
+	out.Write(body[:i])
+	out.WriteString(`"padding": [`)
+	out.Write(zeros)
+	out.Write(body[i+len(`"padding": []`):])
+	d, err := canon.NewDoc(out.Bytes(), evidence.ReceiptLimits)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h := sha256.New()
+	w := bufio.NewWriterSize(h, 64<<10)
+	if _, err := d.WriteCanonical(w, d.Root(), 0); err != nil {
+		tb.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	data := bytes.TrimSuffix(out.Bytes(), []byte("\n}"))
+	data = append(data, ",\n  \"signature\": \""+hex.EncodeToString(h.Sum(nil))+"\"\n}\n"...)
+	if len(data) > size {
+		tb.Fatalf("padded to %d bytes, over %d", len(data), size)
+	}
+	return data
 }
 
 // Bytes is the receipt file as Persist writes it.
