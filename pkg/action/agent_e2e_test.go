@@ -27,6 +27,7 @@ import (
 	"github.com/deponent-dev/deponent-action/pkg/agent"
 	"github.com/deponent-dev/deponent-action/pkg/canon"
 	"github.com/deponent-dev/deponent-action/pkg/evidence"
+	"github.com/deponent-dev/deponent-action/pkg/gate"
 )
 
 // runnerSecret is set in the runner's environment (not in agent-env): it
@@ -192,7 +193,7 @@ func TestAgentPresetThroughTheAction(t *testing.T) {
 				assert.Equal(t, fm.MainRequests()[0].Model, ag.Model, "the model the CLI reported")
 				assert.Equal(t, ag.Model, v.R.Model)
 			}
-			verifierAccepts(t, o["receipt-path"], testSHA, f.Repo, strictVerifyFlags()...)
+			verifierAccepts(t, o["receipt-path"], testSHA, f.Repo, strictVerifyFlags(2)...)
 
 			// The runner's secrets went nowhere.
 			for _, s := range []string{runnerSecret, "ghs_e2eSECRETtokenValue"} {
@@ -208,9 +209,12 @@ func TestAgentPresetThroughTheAction(t *testing.T) {
 	}
 }
 
-// strictVerifyFlags are the verifier's strictest policies available here.
-func strictVerifyFlags() []string {
-	return []string{"--require-outcome", string(evidence.OutcomePass), "--require-jailed"}
+// strictVerifyFlags are the verifier's strictest policies: its strict
+// defaults (a recomputed GOVERNED_PASS, canaries held, every command in a
+// real jail), the run's policy, and at most the blocks the scenario makes.
+func strictVerifyFlags(maxBlocked int) []string {
+	return []string{"--require-outcome", string(evidence.OutcomePass), "--require-jailed",
+		"--expect-policy-sha256", gate.DefaultPolicy().SHA256(), "--max-blocked", strconv.Itoa(maxBlocked)}
 }
 
 func entryField(e canon.Value, k string) string {
@@ -312,7 +316,7 @@ func TestAgentCommandThroughTheAction(t *testing.T) {
 	assert.Equal(t, "python3 .agent/mcpclient.py calls .agent/calls.json", ag.Command)
 	transcript := readText(t, filepath.Join(filepath.Dir(r.Outputs["receipt-path"]), ag.Transcript))
 	assert.Equal(t, 3, strings.Count(transcript, `"result"`), "the transcript is the agent's stdout")
-	verifierAccepts(t, r.Outputs["receipt-path"], testSHA, f.Repo, strictVerifyFlags()...)
+	verifierAccepts(t, r.Outputs["receipt-path"], testSHA, f.Repo, strictVerifyFlags(0)...)
 }
 
 // TestAgentCommandCannotWriteTheWorkspace: an agent that writes the

@@ -17,6 +17,7 @@ import (
 	"github.com/deponent-dev/deponent-action/internal/fakemodel"
 	"github.com/deponent-dev/deponent-action/pkg/agent"
 	"github.com/deponent-dev/deponent-action/pkg/evidence"
+	"github.com/deponent-dev/deponent-action/pkg/gate"
 )
 
 // mcpProject is a workspace with the failing test and a receipts directory
@@ -95,7 +96,8 @@ func TestMCPSubcommand(t *testing.T) {
 	assert.Equal(t, 6, v.A.CanariesRun, "the canaries ran first")
 	assert.True(t, v.A.VerifyPassed)
 	assert.Empty(t, dirEntriesMatching(t, receipts, "ledger-"), "the working ledger was retired")
-	verifierPasses(t, paths[0], "--require-outcome", string(evidence.OutcomePass), "--require-jailed")
+	verifierPasses(t, paths[0], "--require-outcome", string(evidence.OutcomePass), "--require-jailed",
+		"--expect-policy-sha256", gate.DefaultPolicy().SHA256())
 }
 
 func dirEntriesMatching(t *testing.T, dir, sub string) []string {
@@ -155,7 +157,8 @@ func TestMCPSubcommandFromMCPJSON(t *testing.T) {
 		"the server exits once the receipt is written")
 	v := verifyReceipt(t, paths[0])
 	assert.Equal(t, evidence.OutcomePass, v.R.Outcome, "%v", v.A.Reasons)
-	verifierPasses(t, paths[0], "--require-outcome", string(evidence.OutcomePass), "--require-jailed")
+	verifierPasses(t, paths[0], "--require-outcome", string(evidence.OutcomePass), "--require-jailed",
+		"--expect-policy-sha256", gate.DefaultPolicy().SHA256())
 }
 
 // verifierPasses runs deponent-verify with flags on a local receipt (no

@@ -261,7 +261,7 @@ func (c *Cell) execute(ctx context.Context, call Call, d gate.Decision, res *Act
 		// call waited for its turn): nothing is changed on its behalf.
 		// Commands go to the jail, which records the same as "canceled".
 		res.Executed = true
-		res.Err = fmt.Errorf("%s: canceled before it ran: %w", call.Tool, ctx.Err())
+		res.Err = fmt.Errorf("%s: canceled before it ran (not read, not written): %w", call.Tool, ctx.Err())
 		return "", nil
 	}
 	switch call.Tool {
