@@ -29,7 +29,9 @@
 //   - No session listening: Relay fails at once with an error naming the
 //     socket.
 //   - Listen makes a fresh directory (mode 0700) holding the socket (mode
-//     0600); Close removes both. On Linux, Accept also refuses a peer whose
+//     0600); Close removes both. File and FromFile hand the listening
+//     socket to another process (deponent-action mcp's detached session
+//     server), whose Close then removes them; SetDeadline bounds Accept. On Linux, Accept also refuses a peer whose
 //     uid is not ours (SO_PEERCRED). Another local user cannot connect
 //     (tested as root with an unprivileged account).
 //
