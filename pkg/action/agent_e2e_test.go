@@ -450,6 +450,7 @@ func TestAgentBadInputs(t *testing.T) {
 		{map[string]string{"agent": "claude", "task": "x", "agent-version": "latest"}, `input "agent-version"`},
 		{map[string]string{"agent-command": "x", "task": "x", "agent-version": "1.2.3"}, `input "agent-version"`},
 		{map[string]string{"agent": "claude", "task": "x", "agent-timeout": "forever"}, `input "agent-timeout"`},
+		{map[string]string{"agent": "codex", "task": "x", "agent-env": "SOME_KEY"}, "must name OPENAI_API_KEY"},
 		{map[string]string{"agent": "claude", "task": "x", "max-tool-calls": "0"}, `input "max-tool-calls"`},
 		{map[string]string{"steps": "ls", "agent-env": "SOME_KEY"}, "no live agent"},
 	}

@@ -3,6 +3,7 @@ package action
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -149,6 +150,9 @@ func parseAgentInputs(raw map[string]string, explicit map[string]bool, getenv Ge
 	}
 	if err := agent.CheckEnv(values); err != nil {
 		return a, inputErr(InAgentEnv, "%s", strings.TrimPrefix(err.Error(), "agent: "))
+	}
+	if a.Preset == agent.Codex && !slices.Contains(a.EnvNames, "OPENAI_API_KEY") {
+		return a, inputErr(InAgentEnv, "must name OPENAI_API_KEY for agent codex: the preset's provider reads the model API key from it (env: OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }})")
 	}
 	if !a.Live() {
 		for _, in := range []string{InAgentEnv, InAgentVersion, InAgentTimeout, InAllowUnjailedAgent} {
