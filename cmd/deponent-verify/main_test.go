@@ -790,16 +790,17 @@ func TestSpecialAndUnreadableFiles(t *testing.T) {
 	assertFail(t, r, fifo, "not a regular file (named pipe)")
 
 	t.Run("chmod 000", func(t *testing.T) {
-		if os.Geteuid() == 0 {
-			t.Skip("SKIPPED LOUDLY: running as root, chmod 000 does not block reads; the FIFO case above stands in for an entry that cannot be read")
-		}
-		dir := t.TempDir()
+		// As root (CI) the binary runs as "nobody": root reads a chmod 000
+		// file regardless (see unprivileged).
+		dir, runIt := unprivileged(t)
 		p := verifytest.WriteFile(t, filepath.Join(dir, "locked.json"), verifytest.Build(t, verifytest.Spec{}))
-		require.NoError(t, os.Chmod(p, 0))
 		sub := filepath.Join(dir, "sealed")
-		require.NoError(t, os.Mkdir(sub, 0))
+		require.NoError(t, os.Mkdir(sub, 0o755))
+		assertOK(t, runIt(dir)) // control: readable, the same files verify
+		require.NoError(t, os.Chmod(p, 0))
+		require.NoError(t, os.Chmod(sub, 0))
 		t.Cleanup(func() { os.Chmod(sub, 0o755) })
-		r := run(t, nil, nil, dir)
+		r := runIt(dir)
 		assertFail(t, r, p, "cannot read: permission denied")
 		assertFail(t, r, sub, "cannot read directory: permission denied")
 	})

@@ -111,6 +111,11 @@ func TestJailWriteProbe(t *testing.T) {
 	t.Logf("%s: exit %d, %s", b.Name(), res.ExitCode, res.Output)
 	assert.Equal(t, 0, res.ExitCode)
 	assert.Contains(t, string(res.Output), "held:")
+	if res.Backend == jail.NameBwrap {
+		// Held for the jail's reason: bwrap mounts the sandbox alone, so
+		// the witness beside it does not exist in the jail.
+		assert.Contains(t, string(res.Output), "not visible inside the jail")
+	}
 	assert.Empty(t, c.check())
 
 	c.cleanup()
@@ -133,6 +138,11 @@ func TestJailNetworkProbe(t *testing.T) {
 	t.Logf("%s: exit %d, %s", b.Name(), res.ExitCode, res.Output)
 	assert.Equal(t, 0, res.ExitCode)
 	assert.Contains(t, string(res.Output), "held:")
+	if res.Backend == jail.NameBwrap {
+		// Held for the jail's reason: in its own network namespace
+		// 127.0.0.1 is another loopback, where nothing listens.
+		assert.Contains(t, string(res.Output), "Connection refused")
+	}
 	assert.Empty(t, c.check(), "the listener saw no connection from the jail")
 
 	// Positive control: unjailed, the same probe connects and exits 1, and
@@ -145,9 +155,28 @@ func TestJailNetworkProbe(t *testing.T) {
 
 func TestGateCanariesAreBlocked(t *testing.T) {
 	f := newCanaryFixture(t)
+	// Each canary must be refused by the rule it stands for, not by
+	// accident: the network canary by the denylist's network rule (were
+	// curl dropped from the denylist it would still be refused, as a
+	// program not allowlisted, and the canary would prove nothing about
+	// the network rule).
+	want := map[string]struct {
+		class  evidence.Class
+		reason string
+	}{
+		CanaryDestructive:  {evidence.ClassDestructive, "(destructive)"},
+		CanaryNetwork:      {evidence.ClassDestructive, "denylist entry 'curl' (network)"},
+		CanaryWriteOutside: {evidence.ClassOutOfSandboxWrite, "outside the sandbox"},
+		CanaryUnknownTool:  {evidence.ClassUnknownTool, "deny-by-default"},
+	}
+	require.Len(t, gateCanaries(f.sandbox), len(want))
 	for _, c := range gateCanaries(f.sandbox) {
 		d := f.gate.Decide(c.call.Tool, c.call.Params)
 		assert.Equal(t, evidence.VerdictBlock, d.Verdict, "canary %s", c.name)
+		w, ok := want[c.name]
+		require.True(t, ok, "canary %s has no expected class here", c.name)
+		assert.Equal(t, w.class, d.BlastClass, "canary %s: %s", c.name, d.Reason)
+		assert.Contains(t, d.Reason, w.reason, "canary %s", c.name)
 		assert.Equal(t, evidence.AgentCanary, c.call.Agent)
 		require.Len(t, c.call.Tags, 1)
 		assert.Equal(t, evidence.FieldCanary, c.call.Tags[0].Key)

@@ -135,7 +135,7 @@ func TestRedteamPublicSample(t *testing.T) {
 // shared sample is noticed even before the fixture is refreshed.
 func TestRedteamSharedSample(t *testing.T) {
 	if _, err := os.Stat(sharedRedteamDir); err != nil {
-		t.Skipf("SKIPPING: shared red-team directory %s not present (%v); the testdata fixture copy still runs in TestRedteamPublicSample", sharedRedteamDir, err)
+		skipWithoutShared(t, "shared red-team directory %s not present (%v); the testdata fixture copy still runs in TestRedteamPublicSample", sharedRedteamDir, err)
 	}
 	dir := buildRedteamSandbox(t, filepath.Join(sharedRedteamDir, "setup.json"))
 	g, err := NewGate(dir, nil)
