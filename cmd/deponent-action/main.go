@@ -17,7 +17,7 @@ func main() {
 	// A cancelled job (SIGINT, then SIGTERM) ends the running step through
 	// the jail, and the receipt still records what happened.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := action.Main(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	code := action.MainIO(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

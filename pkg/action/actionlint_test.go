@@ -25,7 +25,7 @@ import (
 //     directory with .git); without one it silently checks nothing of it.
 //   - It does not lint the steps of a composite action. So the test also
 //     turns action.yml's steps into a workflow job (with the action's
-//     inputs as workflow_dispatch inputs) and lints that: expressions,
+//     inputs as workflow_call inputs) and lints that: expressions,
 //     contexts and — where shellcheck is installed — the bash scripts.
 
 const requireActionlintEnv = "DEPONENT_REQUIRE_ACTIONLINT"
@@ -124,7 +124,7 @@ func usageWorkflow() string {
 }
 
 // compositeAsWorkflow turns action.yml's runs.steps into the steps of a
-// workflow job whose workflow_dispatch inputs are the action's inputs, so
+// workflow job whose workflow_call inputs are the action's inputs, so
 // actionlint lints the composite's expressions and scripts.
 func compositeAsWorkflow(t *testing.T, action string) string {
 	t.Helper()
@@ -153,9 +153,11 @@ func compositeStepsAsWorkflow(t *testing.T, action string, inputs []InputSpec) s
 	}
 	require.Positive(t, start, "action.yml has runs.steps")
 	var b strings.Builder
-	b.WriteString("name: composite-steps\non:\n  workflow_dispatch:\n    inputs:\n")
+	// workflow_call, not workflow_dispatch: a composite action may have
+	// more inputs than the 25 a dispatched workflow may.
+	b.WriteString("name: composite-steps\non:\n  workflow_call:\n    inputs:\n")
 	for _, in := range inputs {
-		fmt.Fprintf(&b, "      %s:\n        description: x\n        required: false\n        default: '%s'\n", in.Name, in.Default)
+		fmt.Fprintf(&b, "      %s:\n        description: x\n        required: false\n        type: string\n        default: '%s'\n", in.Name, in.Default)
 	}
 	b.WriteString("jobs:\n  composite:\n    runs-on: ubuntu-latest\n    steps:\n")
 	for _, l := range lines[start:] {

@@ -19,25 +19,32 @@ import (
 
 // Input names: the action inputs of action.yml, and the local --flags.
 const (
-	InSteps          = "steps"
-	InPlan           = "plan"
-	InSandbox        = "sandbox"
-	InPolicy         = "policy"
-	InJail           = "jail"
-	InAllowUnjailed  = "allow-unjailed"
-	InDryRun         = "dry-run"
-	InCanaries       = "canaries"
-	InVerifyCommand  = "verify-command"
-	InOnBlock        = "on-block"
-	InFailOnStepErr  = "fail-on-step-error"
-	InReceiptsDir    = "receipts-dir"
-	InProducer       = "producer"
-	InModel          = "model"
-	InTask           = "task"
-	InSessionID      = "session-id"
-	InUploadArtifact = "upload-artifact"
-	InArtifactName   = "artifact-name"
-	InAttest         = "attest"
+	InSteps              = "steps"
+	InPlan               = "plan"
+	InSandbox            = "sandbox"
+	InPolicy             = "policy"
+	InJail               = "jail"
+	InAllowUnjailed      = "allow-unjailed"
+	InDryRun             = "dry-run"
+	InCanaries           = "canaries"
+	InVerifyCommand      = "verify-command"
+	InOnBlock            = "on-block"
+	InFailOnStepErr      = "fail-on-step-error"
+	InReceiptsDir        = "receipts-dir"
+	InProducer           = "producer"
+	InModel              = "model"
+	InTask               = "task"
+	InAgent              = "agent"
+	InAgentCommand       = "agent-command"
+	InAgentEnv           = "agent-env"
+	InAgentVersion       = "agent-version"
+	InAgentTimeout       = "agent-timeout"
+	InMaxToolCalls       = "max-tool-calls"
+	InAllowUnjailedAgent = "allow-unjailed-agent"
+	InSessionID          = "session-id"
+	InUploadArtifact     = "upload-artifact"
+	InArtifactName       = "artifact-name"
+	InAttest             = "attest"
 )
 
 // InputSpec documents one input. Inputs is the single list that the flag
@@ -67,7 +74,14 @@ var Inputs = []InputSpec{
 	{Name: InReceiptsDir, Arg: "DIR", Usage: "where receipts and the ledger go, outside the sandbox (default: $RUNNER_TEMP/deponent-receipts, locally a new temporary directory)"},
 	{Name: InProducer, Arg: "NAME", Default: "deponent", Usage: "receipt producer name: a subdirectory of receipts-dir ([A-Za-z0-9._-], 1-128)"},
 	{Name: InModel, Arg: "NAME", Usage: "model that drove the agent, recorded in the receipt"},
-	{Name: InTask, Arg: "TEXT", Usage: "what the agent was asked to do, recorded in the receipt (first 160 characters)"},
+	{Name: InTask, Arg: "TEXT", Usage: "what the agent was asked to do, recorded in the receipt (first 160 characters); with agent or agent-command, the agent's prompt"},
+	{Name: InAgent, Arg: "claude|codex", Usage: "run this agent CLI live, with Deponent's governed MCP tools as its only tools (instead of steps/plan)"},
+	{Name: InAgentCommand, Arg: "CMD", Usage: "run this command line as the live agent instead of a preset; it finds the MCP config at $DEPONENT_MCP_CONFIG"},
+	{Name: InAgentEnv, Arg: "NAMES", Usage: "names of runner variables the agent process may see (e.g. ANTHROPIC_API_KEY), separated by spaces, commas or lines"},
+	{Name: InAgentVersion, Arg: "VERSION", Usage: "CLI version a preset installs with npm into a private prefix when the CLI is not on PATH (default: the tested pin)"},
+	{Name: InAgentTimeout, Arg: "DURATION", Default: "30m", Usage: "kill the agent and its processes after this long (Go duration, e.g. 45m); the run then fails"},
+	{Name: InMaxToolCalls, Arg: "N", Default: "500", Usage: "tool calls the agent may make; every later call is refused and recorded, and the run fails"},
+	{Name: InAllowUnjailedAgent, Default: "false", Usage: "run the agent process without the agent jail where none is available (recorded in the receipt and the summary)", bool: true},
 	{Name: InSessionID, Arg: "ID", Usage: "receipt session id (default: RUN_ID-RUN_ATTEMPT-JOB and, in a matrix or where the job's check run id is known, a job key; locally random)"},
 	{Name: InUploadArtifact, Default: "true", Usage: "action.yml only: upload receipts-dir as a workflow artifact", bool: true},
 	{Name: InArtifactName, Arg: "NAME", Usage: "action.yml only: artifact name (default: deponent-receipts-<job>[-<job key>][-<n>]-<run attempt>, unique per job, matrix leg and attempt)"},
@@ -124,6 +138,10 @@ type Config struct {
 	Attest bool
 	// Explicit lists the inputs given by a flag or an INPUT_ variable.
 	Explicit map[string]bool
+	// Live agent (agent.go): the agent to run instead of steps or a plan,
+	// and its limits. Serve is the `mcp` subcommand's stdio session.
+	Agent AgentConfig
+	Serve bool
 }
 
 // Getenv reads the environment (os.Getenv, or a map in tests).
@@ -213,6 +231,16 @@ ledger could not be written); 2 for a bad input or flag.
 
 // ParseArgs reads flags and INPUT_ variables into a Config. Flags win.
 func ParseArgs(args []string, getenv Getenv, stderr io.Writer) (*Config, error) {
+	raw, explicit, sw, err := parseFlags(args, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return buildConfig(raw, explicit, sw.Demo, getenv)
+}
+
+// parseFlags reads the flags and the INPUT_ variables (a flag wins) into
+// raw values, without validating them.
+func parseFlags(args []string, getenv Getenv) (raw map[string]string, explicit map[string]bool, sw switches, err error) {
 	fs := flag.NewFlagSet("deponent-action", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	vals := map[string]*flagValue{}
@@ -221,28 +249,27 @@ func ParseArgs(args []string, getenv Getenv, stderr io.Writer) (*Config, error) 
 		vals[s.Name] = v
 		fs.Var(v, s.Name, s.Usage)
 	}
-	var sw switches
 	fs.BoolVar(&sw.Demo, "demo", false, "")
 	fs.BoolVar(&sw.Version, "version", false, "")
 	fs.BoolVar(&sw.Help, "help", false, "")
 	fs.BoolVar(&sw.Help, "h", false, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil, ErrHelp
+			return nil, nil, sw, ErrHelp
 		}
-		return nil, &InputError{Input: "flags", Msg: err.Error() + " (see --help)"}
+		return nil, nil, sw, &InputError{Input: "flags", Msg: err.Error() + " (see --help)"}
 	}
 	if sw.Help {
-		return nil, ErrHelp
+		return nil, nil, sw, ErrHelp
 	}
 	if sw.Version {
-		return nil, ErrVersion
+		return nil, nil, sw, ErrVersion
 	}
 	if fs.NArg() > 0 {
-		return nil, &InputError{Input: "flags", Msg: fmt.Sprintf("unexpected argument %q: every input is a --flag (see --help)", fs.Arg(0))}
+		return nil, nil, sw, &InputError{Input: "flags", Msg: fmt.Sprintf("unexpected argument %q: every input is a --flag (see --help)", fs.Arg(0))}
 	}
-	raw := map[string]string{}
-	explicit := map[string]bool{}
+	raw = map[string]string{}
+	explicit = map[string]bool{}
 	for _, s := range Inputs {
 		if v := vals[s.Name]; v.set {
 			raw[s.Name], explicit[s.Name] = strings.TrimSpace(v.val), true
@@ -250,11 +277,17 @@ func ParseArgs(args []string, getenv Getenv, stderr io.Writer) (*Config, error) 
 			raw[s.Name], explicit[s.Name] = v, true
 		}
 	}
-	return buildConfig(raw, explicit, sw.Demo, getenv)
+	return raw, explicit, sw, nil
 }
 
 func buildConfig(raw map[string]string, explicit map[string]bool, demo bool, getenv Getenv) (*Config, error) {
-	c := &Config{Demo: demo, Explicit: explicit}
+	return buildConfigFor(raw, explicit, demo, false, getenv)
+}
+
+// buildConfigFor is buildConfig for a mode: serve is the `mcp`
+// subcommand, whose actions come from an MCP client on stdio.
+func buildConfigFor(raw map[string]string, explicit map[string]bool, demo, serve bool, getenv Getenv) (*Config, error) {
+	c := &Config{Demo: demo, Explicit: explicit, Serve: serve}
 	get := func(name string) string {
 		if v := raw[name]; v != "" {
 			return v
@@ -287,13 +320,11 @@ func buildConfig(raw map[string]string, explicit map[string]bool, demo bool, get
 	c.Task = raw[InTask]
 	c.ArtifactName = raw[InArtifactName]
 
-	switch {
-	case demo && (c.Steps != "" || c.PlanPath != ""):
-		return nil, inputErr("steps/plan", "--demo runs its own embedded plan; drop steps and plan, or drop --demo")
-	case !demo && c.Steps != "" && c.PlanPath != "":
-		return nil, inputErr("steps/plan", `both are set; give exactly one: "steps" (shell lines) or "plan" (a JSONL file of tool calls)`)
-	case !demo && c.Steps == "" && c.PlanPath == "":
-		return nil, inputErr("steps/plan", `neither is set; give exactly one: "steps" (shell lines, one run_cmd per line) or "plan" (a JSONL file of tool calls); or run --demo`)
+	if c.Agent, err = parseAgentInputs(raw, explicit, getenv); err != nil {
+		return nil, err
+	}
+	if err := checkSources(c, demo, serve); err != nil {
+		return nil, err
 	}
 
 	c.Jail = strings.ToLower(get(InJail))

@@ -39,7 +39,23 @@
 //     output is copied in live, bounded (LiveBytes), and its full output is
 //     kept beside the receipt (outputs-<session>/entry-<NNNN>.log, whose
 //     sha256 the entry records) — both through the jail
-//     (kernel.Call.Output → jail.Spec.OutputFile, Spec.Live);
+//     (kernel.Call.Output → jail.Spec.OutputFile, Spec.Live). With a live agent (agent,
+//     agent-command; agent.go) the steps are the agent's tool calls instead:
+//     the governed MCP server (pkg/mcpserver) is hosted on a private Unix
+//     socket outside the agent jail, the agent runs in the agent jail
+//     (pkg/jail) with the task as its prompt and starts the relay (`mcp
+//     --connect`), each call goes through the Cell as it comes, and the
+//     harness then records one agent_session entry (exit code, duration,
+//     tool calls, kill, agent jail, transcript hash) and the receipt's
+//     signed agent object; the transcript is kept beside the receipt. No
+//     agent jail: the agent is not started and the refusal is recorded
+//     (killed no-jail), unless allow-unjailed-agent, which the receipt and
+//     the summary record. agent-timeout kills the agent's tree; past
+//     max-tool-calls every call is refused (tool-call-limit) and a flooding
+//     agent is stopped; both fail the run. The `mcp` subcommand (mcpmain.go)
+//     serves the same session to a local client, from a detached process so
+//     that a client killing its server does not lose the verify command and
+//     the receipt;
 //  4. runs the verify command as evidence.AgentHarness, through the same gate
 //     and jail, after the agent's steps;
 //  5. re-links the chain and judges it with evidence.Assess — the single
@@ -85,4 +101,9 @@
 // says nothing about actions that bypassed the harness, about what an
 // allowed program did inside the jail beyond the jail's contract, or about
 // a runner that was compromised.
+//
+// With a live agent, the agent's exit code, transcript and final words are
+// recorded and never evidence; what it sent over its own network (its model
+// API sees what it reads) is outside the record — docs/agents.md says what
+// the agent jail does and does not cover.
 package action

@@ -2,6 +2,7 @@ package action
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -35,6 +36,11 @@ var (
 const requireJailEnv = livetest.RequireJailEnv
 
 func TestMain(m *testing.M) {
+	// In-process runs of a live agent start this test binary as the relay
+	// (os.Executable): act as deponent-action mcp then.
+	if len(os.Args) > 1 && os.Args[1] == "mcp" {
+		os.Exit(MCPMain(context.Background(), os.Args[2:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+	}
 	code := func() int {
 		dir, err := os.MkdirTemp("", "deponent-action-e2e-")
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/deponent-dev/deponent-action/internal/textsafe"
 	"github.com/deponent-dev/deponent-action/internal/version"
@@ -19,8 +20,16 @@ const (
 
 // Main is the whole command: it reads the flags and the INPUT_ variables,
 // runs, and returns the exit status. cmd/deponent-action only wires it to
-// the process.
+// the process. The mcp subcommand reads the process's stdin (MainIO).
 func Main(ctx context.Context, args []string, getenv Getenv, stdout, stderr io.Writer) int {
+	return MainIO(ctx, args, getenv, os.Stdin, stdout, stderr)
+}
+
+// MainIO is Main with the standard input given.
+func MainIO(ctx context.Context, args []string, getenv Getenv, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "mcp" {
+		return MCPMain(ctx, args[1:], getenv, stdin, stdout, stderr)
+	}
 	cfg, err := ParseArgs(args, getenv, stderr)
 	switch {
 	case errors.Is(err, ErrHelp):

@@ -17,6 +17,7 @@ import (
 	"github.com/deponent-dev/deponent-action/pkg/gate"
 	"github.com/deponent-dev/deponent-action/pkg/jail"
 	"github.com/deponent-dev/deponent-action/pkg/kernel"
+	"github.com/deponent-dev/deponent-action/pkg/mcprelay"
 )
 
 // ToolName is the provenance "tool" of receipts this package writes.
@@ -36,6 +37,16 @@ type Options struct {
 	// Quiet leaves out the ledger path, the receipt lines and the local
 	// outputs (the demo prints its own).
 	Quiet bool
+	// AgentJail, when set, is used instead of jail.SelectAgentJail (tests).
+	AgentJail jail.AgentJail
+	// MCPIn and MCPOut are an MCP session on streams (tests); nil means
+	// the process's stdin and stdout.
+	MCPIn  io.Reader
+	MCPOut io.Writer
+	// MCPListener, when set, is where the mcp subcommand's detached
+	// session server takes its one client connection (from the relay)
+	// instead of stdio.
+	MCPListener *mcprelay.Listener
 }
 
 // Result is what a run produced.
@@ -77,6 +88,7 @@ type runner struct {
 	outputDir string
 	fatal     error // the run could not be testified (ledger failure)
 	quiet     bool
+	live      *liveState // a live agent or MCP session (agent.go)
 }
 
 // Run governs one run: canaries, the agent's steps, the verify command;
@@ -139,7 +151,7 @@ func (r *runner) prepare() (*plan, error) {
 		pl.pol = p
 	}
 	pl.steps = r.opt.Steps
-	if pl.steps == nil {
+	if pl.steps == nil && !cfg.Serve && !cfg.Agent.Live() {
 		var err error
 		if cfg.PlanPath != "" {
 			pl.steps, err = LoadPlan(cfg.PlanPath)
@@ -183,7 +195,7 @@ func (r *runner) prepare() (*plan, error) {
 	pl.gov = evidence.Governance{
 		DryRun: cfg.DryRun, OnBlockContinue: cfg.OnBlockContinue, FailOnStepError: cfg.FailOnStepError, Canaries: cfg.Canaries,
 		VerifyCommand: cfg.VerifyCommand, Jail: r.jailName, Unjailed: r.jailName == jail.NameNone,
-		PolicySHA256: pl.pol.SHA256(),
+		PolicySHA256: pl.pol.SHA256(), Agent: cfg.Agent.Kind,
 	}
 	return pl, nil
 }
@@ -296,7 +308,15 @@ func (r *runner) execute(ctx context.Context, pl *plan) {
 	if cfg.Canaries {
 		pl.gov.JailCanaries = r.canaries(ctx, pl.backend, pl.gov.Unjailed)
 	}
-	r.section("agent steps")
+	switch {
+	case cfg.Serve:
+		r.serveStdio(ctx)
+	case cfg.Agent.Live():
+		r.agentSession(ctx, pl)
+	}
+	if len(pl.steps) > 0 {
+		r.section("agent steps")
+	}
 	for i, st := range pl.steps {
 		if ctx.Err() != nil {
 			r.rep.annotate(levelError, "Deponent: cancelled", fmt.Sprintf("the run was cancelled: %d remaining step(s) not run", len(pl.steps)-i))
@@ -335,6 +355,9 @@ func (r *runner) conclude(pl *plan) error {
 	persistErr := r.fatal
 	if persistErr == nil {
 		persistErr = r.persist(res, entries, pl.gov, a, pl.pol)
+	}
+	if persistErr == nil {
+		persistErr = r.checkAgentReceipt(res.ReceiptPath, pl.gov)
 	}
 	if persistErr == nil {
 		persistErr = r.retireLedger(res)
@@ -589,7 +612,7 @@ func (r *runner) persist(res *Result, entries []canon.Value, gov evidence.Govern
 		Producer: r.cfg.Producer, SessionID: r.cfg.SessionID, Model: r.cfg.Model, Task: r.cfg.Task,
 		Outcome: a.Outcome, Entries: entries,
 		Provenance: provenance(r.opt.Getenv, r.jailName, pol.SHA256(), r.gate.Sandbox()),
-		Extra:      []canon.Member{canon.M(evidence.RFieldGovernance, gov.Value(a))},
+		Extra:      append([]canon.Member{canon.M(evidence.RFieldGovernance, gov.Value(a))}, r.agentMembers()...),
 		Now:        now(),
 	})
 	if err != nil {
@@ -669,6 +692,9 @@ func (r *runner) summaryData(res *Result, gov evidence.Governance) *SummaryData 
 		Commit: r.opt.Getenv("GITHUB_SHA"), Repository: r.opt.Getenv("GITHUB_REPOSITORY"), RunID: r.opt.Getenv("GITHUB_RUN_ID"),
 	}
 	d.ArtifactName, d.Upload = res.ArtifactName, r.cfg.UploadArtifact
+	if r.live != nil {
+		d.Agent = r.live.sum
+	}
 	return d
 }
 

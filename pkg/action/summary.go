@@ -82,6 +82,8 @@ type SummaryData struct {
 	// Warnings are what the harness warned about before the run (e.g.
 	// credentials or hard links in the sandbox).
 	Warnings []string
+	// Agent is the live agent's section; nil without one.
+	Agent *AgentSummary
 }
 
 // maxSummaryRows keeps the job summary under GitHub's 1 MiB cap; the
@@ -158,6 +160,7 @@ func RenderSummary(d *SummaryData) string {
 		fmt.Fprintf(&b, "| receipt | %s |\n", mdCode(d.ReceiptID))
 	}
 	b.WriteString("\n")
+	b.WriteString(renderAgentSection(d.Agent))
 
 	b.WriteString("### Actions\n\n")
 	b.WriteString("| entry | agent | tool | command / path | verdict | class | exit | duration |\n")

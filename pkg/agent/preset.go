@@ -338,3 +338,10 @@ func Build(p Preset, o Options) (*Invocation, error) {
 	sort.Strings(inv.Env)
 	return inv, nil
 }
+
+// CheckEnv validates agent-env names and values as Build does: a valid
+// name, none the preset sets or that would move the CLI's configuration or
+// load code into it (see reservedEnv), no NUL in a value. The action checks
+// agent-env with it before anything runs, for presets and custom commands
+// alike.
+func CheckEnv(env map[string]string) error { return checkAgentEnv(env) }

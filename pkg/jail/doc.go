@@ -386,4 +386,48 @@
 // rlimits, watchdogs, cgroup (where one can be made), output handling,
 // sweep and tripwire, and nothing else: no network, write, read or
 // protected-path confinement.
+//
+// # The agent jail
+//
+// AgentJail confines a live agent's own process (Claude Code, Codex, an
+// agent-command), whose tool calls go through Deponent's governed tools and
+// the jail above. SelectAgentJail("auto") is bubblewrap on Linux and
+// Seatbelt on macOS, probed once; an unavailable one is an error (the
+// action then refuses to run the agent) — NewUnjailedAgent exists only for
+// the action's explicit, recorded opt-out allow-unjailed-agent. Contract
+// (Linux: tested live in agent_live_test.go, each claim against the
+// unjailed runner as the control; macOS: the profile's text is unit-tested,
+// its live tests run only on a macOS runner):
+//
+//   - The network is ALLOWED: the agent must reach its model API. So is
+//     the relay socket (in a read-only directory), its only way to act.
+//   - The workspace is read-only and the working directory; only the
+//     private HOME and TMPDIR the caller made are writable (tested: a write
+//     to the workspace fails and leaves nothing).
+//   - Nothing else of the host is visible on Linux: the OS read-only as in
+//     the tools' jail with the /etc secrets masked, the directory
+//     /etc/resolv.conf points into, and AgentSpec.ReadOnly (the CLI, node,
+//     the relay, its configuration). Not the real home, not RUNNER_TEMP —
+//     the ledger and the receipts — not /run or another socket (tested: a
+//     file beside the workspace is not visible). On macOS reads follow the
+//     tools' profile: everything but the homes, other volumes and the
+//     shared temporary directories, then the workspace, HOME, TMPDIR and
+//     the read-only paths again.
+//   - The environment is exactly AgentSpec.Env plus DEPONENT_JAIL_RUN
+//     (tested: GITHUB_TOKEN and ACTIONS_* of the caller do not appear).
+//   - Linux: a user namespace always, no nested one where bwrap can forbid
+//     it, uid 65534 inside for a root runner (tested), no capabilities, a
+//     new pid namespace and session, death with the caller.
+//   - The timeout, or the caller's context (with an AgentKill cause naming
+//     why), kills the agent and every process it started, setsid'd
+//     daemons included, before Run returns (tested); Killed says why.
+//   - Fail closed: a jail that cannot be built runs nothing (Killed
+//     "no-jail"; tested with a bubblewrap that fails).
+//
+// Not covered by the agent jail: what the agent sends over the network
+// (its model API sees the repository content the agent reads, and a
+// prompt-injected agent can send it anywhere it can reach); what it does
+// through the governed tools (that is the gate's and the tools' jail's);
+// macOS's mach services beyond the listed ones are denied, which a future
+// CLI may need (the probe and the macOS live tests would show it).
 package jail

@@ -76,7 +76,9 @@ func TestLiveUnprivilegedUser(t *testing.T) {
 		"TestLiveGitConfigCredentialsHidden", "TestLiveRunnerDirectoriesHidden", "TestLiveCargoConfigToken",
 		"TestLiveMemoryOutsideTheResidentSet", "TestLiveCgroupOffIsNamed", "TestLivePidsCap", "TestLiveDiskCap",
 		"TestLiveCPUKillNamedWhenSIGXCPUIgnored", "TestLiveFileSizeKillNamedWhenSIGXFSZIgnored",
-		"TestLiveOutputFileAndLiveOutput", "TestLiveNoBytecodeCache"} {
+		"TestLiveOutputFileAndLiveOutput", "TestLiveNoBytecodeCache",
+		"TestLiveAgentJailWorkspaceReadOnlyHomeWritable", "TestLiveAgentJailNetworkAndRelaySocket", "TestLiveAgentJailTimeoutKillsTheTree",
+		"TestLiveAgentJailNotRoot"} {
 		assert.Contains(t, string(out), "--- PASS: "+must, "%s did not pass unprivileged", must)
 	}
 }

@@ -47,6 +47,13 @@ type Cell struct {
 	dryRun bool
 	limits jail.Limits
 	env    map[string]string
+	// decide is the gate's Decide; tests of the executors replace it.
+	decide func(tool string, params map[string]any) gate.Decision
+
+	// mu serialises every action: decided, executed and recorded under one
+	// lock, so the chain's order is the order in which actions ran, also
+	// for concurrent callers (a live agent's parallel tool calls).
+	mu sync.Mutex
 
 	// now and sleep are the clock of the write stamp, and stamp is
 	// writeStamp (tests replace them).
@@ -75,6 +82,7 @@ func NewCell(o CellOptions) (*Cell, error) {
 	if c.noJail == "" {
 		c.noJail = "no sandbox backend is available"
 	}
+	c.decide = o.Gate.Decide
 	c.now = func() time.Time { return time.Now().Round(0) }
 	c.sleep = sleepCtx
 	c.stamp = c.writeStamp
@@ -125,10 +133,12 @@ type ActResult struct {
 	Decision gate.Decision
 	// Executed is true when the action ran (not blocked, not dry run).
 	Executed bool
-	Output   []byte // read_file: the content; run_cmd: a bounded tail of the output
-	ExitCode int    // run_cmd: the exit code (-1 when killed or not run)
-	Killed   string // run_cmd: why the jail stopped it
-	Backend  string // run_cmd: the jail that confined it
+	Output   []byte // read_file: the content; list_dir: the listing; run_cmd: a bounded tail of the output
+	// OutputBytes is run_cmd's full output size (Output is its tail).
+	OutputBytes int64
+	ExitCode    int    // run_cmd: the exit code (-1 when killed or not run)
+	Killed      string // run_cmd: why the jail stopped it
+	Backend     string // run_cmd: the jail that confined it
 	// Tampered: the protected paths the command changed (the jail's
 	// tripwire), recorded in the entry; such a run cannot pass.
 	Tampered []string
@@ -141,6 +151,9 @@ type ActResult struct {
 	// stands and is recorded either way.
 	Err   error
 	Entry canon.Value // the ledger entry
+	// Seq is the entry's 0-based position in the chain (-1 when it was not
+	// recorded); read under the Cell's lock, so exact for concurrent calls.
+	Seq int64
 }
 
 // Act gates, executes what is allowed and records the action. It is the
@@ -152,8 +165,17 @@ func (c *Cell) Act(tool string, params map[string]any, agent string) ActResult {
 // Do is Act with a context and tags. It never panics on any call: a panic
 // while executing is recovered, recorded as the action's error, and
 // returned to the agent.
+//
+// Calls are serialised: Do holds the Cell's lock from the decision to the
+// appended entry, so concurrent calls run one at a time and the chain's
+// order is their execution order. A context that has ended when the call's
+// turn comes does not stop the record: the call is decided and recorded,
+// a command is refused by the jail as canceled, and a file tool is not
+// executed ("canceled before it ran").
 func (c *Cell) Do(ctx context.Context, call Call) (res ActResult) {
-	d := c.gate.Decide(call.Tool, call.Params)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.decide(call.Tool, call.Params)
 	res.Decision = d
 	res.ExitCode = -1
 	var extra []canon.Member
@@ -185,11 +207,48 @@ func (c *Cell) Do(ctx context.Context, call Call) (res ActResult) {
 		OutcomeSHA256: outcome, Extra: append(extra, call.Tags...),
 	}
 	entry, err := c.ledger.Append(rec)
+	res.Seq = -1
 	if err != nil {
 		res.Err = errors.Join(res.Err, fmt.Errorf("ledger: %w", err))
+	} else {
+		res.Seq = c.ledger.Len() - 1
 	}
 	res.Entry = entry
 	return res
+}
+
+// Refuse records call as a BLOCK of class with reason, without asking the
+// gate and without executing anything: a refusal the harness decides (a
+// live agent past its tool-call limit, arguments that are not a JSON
+// object). It takes the same lock as Do, so it lands in the chain in call
+// order.
+func (c *Cell) Refuse(call Call, class evidence.Class, reason string) ActResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	res := ActResult{Decision: refusal(class, reason), ExitCode: -1}
+	res.Err = fmt.Errorf("BLOCK %s: %s", class, reason)
+	entry, err := c.ledger.Append(evidence.Record{
+		Agent: call.Agent, Tool: call.Tool, Params: call.Params,
+		Verdict: evidence.VerdictBlock, BlastClass: class, Reason: reason,
+		Extra: call.Tags,
+	})
+	res.Seq = -1
+	if err != nil {
+		res.Err = errors.Join(res.Err, fmt.Errorf("ledger: %w", err))
+	} else {
+		res.Seq = c.ledger.Len() - 1
+	}
+	res.Entry = entry
+	return res
+}
+
+// Record appends the harness's own record (e.g. a live agent's
+// agent_session) under the Cell's lock, so it is ordered with the actions
+// around it.
+func (c *Cell) Record(rec evidence.Record) (canon.Value, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ledger.Append(rec)
 }
 
 // execute runs an allowed action and returns the outcome hash and the extra
@@ -197,6 +256,14 @@ func (c *Cell) Do(ctx context.Context, call Call) (res ActResult) {
 func (c *Cell) execute(ctx context.Context, call Call, d gate.Decision, res *ActResult) (string, []canon.Member) {
 	start := time.Now()
 	defer func() { res.Duration = time.Since(start) }()
+	if call.Tool != evidence.ToolRunCmd && ctx.Err() != nil {
+		// The caller is gone (e.g. the agent's session ended while the
+		// call waited for its turn): nothing is changed on its behalf.
+		// Commands go to the jail, which records the same as "canceled".
+		res.Executed = true
+		res.Err = fmt.Errorf("%s: canceled before it ran (not read, not written): %w", call.Tool, ctx.Err())
+		return "", nil
+	}
 	switch call.Tool {
 	case evidence.ToolReadFile:
 		res.Executed = true
@@ -215,6 +282,25 @@ func (c *Cell) execute(ctx context.Context, call Call, d gate.Decision, res *Act
 			return "", nil
 		}
 		return evidence.HashOutcome([]byte(content)), nil
+	case evidence.ToolEditFile:
+		res.Executed = true
+		old, _ := call.Params["old"].(string)
+		nw, _ := call.Params["new"].(string)
+		content, err := c.editFile(ctx, d.Path, old, nw)
+		if err != nil {
+			res.Err = err
+			return "", nil
+		}
+		return evidence.HashOutcome([]byte(content)), nil
+	case evidence.ToolListDir:
+		res.Executed = true
+		listing, err := c.listDir(d.Path)
+		if err != nil {
+			res.Err = err
+			return "", nil
+		}
+		res.Output = listing
+		return evidence.HashOutcome(listing), nil
 	case evidence.ToolRunCmd:
 		return c.runCmd(ctx, d, call.Output, res)
 	}
@@ -256,7 +342,7 @@ func (c *Cell) runCmd(ctx context.Context, d gate.Decision, out Output, res *Act
 		return "", []canon.Member{canon.M(evidence.FieldKilled, canon.Str(r.Killed))}
 	}
 	res.Executed = true
-	res.Output, res.ExitCode, res.Killed = r.Output, r.ExitCode, r.Killed
+	res.Output, res.OutputBytes, res.ExitCode, res.Killed = r.Output, r.OutputBytes, r.ExitCode, r.Killed
 	if keeps && out.File != "" {
 		if fi, err := os.Lstat(out.File); err == nil && fi.Mode().IsRegular() {
 			res.OutputFile = out.File
@@ -468,3 +554,6 @@ func unwrapPathError(err error) error {
 	}
 	return err
 }
+
+// Gate is the gate the Cell decides with (for describing its rules).
+func (c *Cell) Gate() *gate.Gate { return c.gate }

@@ -16,10 +16,27 @@
 //
 // # The Cell
 //
-//   - File tools (read_file, write_file) are confined to the sandbox by an
-//     os.Root of it, whatever changed since the gate looked; a write goes to
-//     a temporary file beside the target and a rename, so a failed write
-//     leaves the old content.
+//   - File tools (read_file, write_file, edit_file, list_dir) are confined
+//     to the sandbox by an os.Root of it, whatever changed since the gate
+//     looked; a write goes to a temporary file beside the target and a
+//     rename, so a failed write leaves the old content. edit_file replaces
+//     the one occurrence of its exact old text (overlapping occurrences
+//     counted) through the same write; zero or several matches change
+//     nothing and the error says how many. A git config (jail.IsGitConfig:
+//     e.g. a bare repository's config, which the gate does not protect) is
+//     not edited: read_file and jailed commands see it only sanitized, and
+//     a match count over its raw bytes would reveal the credentials one
+//     guess at a time. list_dir lists one directory,
+//     sorted, each entry typed (directory, file with its size, symlink —
+//     never followed — or other), at most MaxListEntries entries with a
+//     count of the rest.
+//   - Calls are serialised: Do (and Refuse and Record, the harness's own
+//     entries) hold one lock from the decision to the appended entry, so
+//     concurrent callers — a live agent's parallel tool calls — run one at
+//     a time and the chain's order is the execution order. A call whose
+//     context ended before its turn is still decided and recorded; a
+//     command is then refused by the jail as "canceled", a file tool is not
+//     executed.
 //   - A write is always seen by the next command, whatever caches by
 //     mtime (issue 18). Python validates a .pyc by its source's mtime in
 //     whole seconds and its size; make and ninja compare an input's mtime
@@ -37,9 +54,9 @@
 //     changes itself (sed -i) in the same second as an earlier command's
 //     cache; for Python, the jail runs commands with
 //     PYTHONDONTWRITEBYTECODE=1 so the sandbox does not fill with bytecode
-//     the agent never wrote (see package jail). Actions that run
-//     concurrently through one Cell are ordered only as far as each
-//     completes before the next starts.
+//     the agent never wrote (see package jail). edit_file writes through
+//     the same path. Concurrent actions through one Cell run one at a
+//     time (below), so each completes before the next starts.
 //   - Commands run only through a jail. Without a usable jail the Cell
 //     refuses every command and records the refusal (class no-jail);
 //     gate-only execution exists only through the jail package's explicit

@@ -29,7 +29,9 @@
 //   - No session listening: Relay fails at once with an error naming the
 //     socket.
 //   - Listen makes a fresh directory (mode 0700) holding the socket (mode
-//     0600); Close removes both. On Linux, Accept also refuses a peer whose
+//     0600); Close removes both. File and FromFile hand the listening
+//     socket to another process (deponent-action mcp's detached session
+//     server), whose Close then removes them; SetDeadline bounds Accept. On Linux, Accept also refuses a peer whose
 //     uid is not ours (SO_PEERCRED). Another local user cannot connect
 //     (tested as root with an unprivileged account).
 //
@@ -51,6 +53,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -228,3 +231,32 @@ func pump(w io.Writer, r io.Reader) pumpErr {
 		}
 	}
 }
+
+// File returns a duplicate of the listening socket, to hand to another
+// process (os/exec ExtraFiles), which takes it over with FromFile.
+func (l *Listener) File() (*os.File, error) { return l.ln.File() }
+
+// FromFile takes over a listening socket another process made with Listen
+// and handed over with File; dir is that Listener's Dir. Close then
+// removes the socket and dir, as the original's would.
+func FromFile(f *os.File, dir string) (*Listener, error) {
+	fl, err := net.FileListener(f)
+	if err != nil {
+		return nil, fmt.Errorf("mcprelay: %w", err)
+	}
+	ul, ok := fl.(*net.UnixListener)
+	if !ok {
+		_ = fl.Close()
+		return nil, errors.New("mcprelay: the inherited socket is not a Unix socket listener")
+	}
+	path := filepath.Join(dir, SocketName)
+	if a, ok := ul.Addr().(*net.UnixAddr); !ok || a.Name != path {
+		_ = ul.Close()
+		return nil, fmt.Errorf("mcprelay: the inherited socket is not %s", path)
+	}
+	ul.SetUnlinkOnClose(true)
+	return &Listener{dir: dir, path: path, ln: ul}, nil
+}
+
+// SetDeadline bounds the next Accept (the zero time: no bound).
+func (l *Listener) SetDeadline(t time.Time) error { return l.ln.SetDeadline(t) }

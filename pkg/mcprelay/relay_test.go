@@ -479,3 +479,40 @@ func TestOtherUserCannotConnect(t *testing.T) {
 		t.Fatal("Accept did not return")
 	}
 }
+
+// TestListenerHandover: a listener handed over with File and FromFile
+// accepts the relay's connections, refuses another socket, and its Close
+// removes the socket and directory; SetDeadline bounds Accept.
+func TestListenerHandover(t *testing.T) {
+	l, err := Listen(t.TempDir())
+	require.NoError(t, err)
+	f, err := l.File()
+	require.NoError(t, err)
+	_, err = FromFile(f, t.TempDir())
+	assert.Error(t, err, "the directory must be the listener's")
+	f, err = l.File()
+	require.NoError(t, err)
+	h, err := FromFile(f, l.Dir())
+	require.NoError(t, err)
+	assert.Equal(t, l.Path(), h.Path())
+	done := make(chan error, 1)
+	go func() {
+		c, err := h.Accept()
+		if err == nil {
+			_, err = c.Write([]byte("hello\n"))
+			c.Close()
+		}
+		done <- err
+	}()
+	c, err := net.Dial("unix", l.Path())
+	require.NoError(t, err)
+	line, err := bufio.NewReader(c).ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "hello\n", line)
+	require.NoError(t, <-done)
+	require.NoError(t, h.SetDeadline(time.Now().Add(50*time.Millisecond)))
+	_, err = h.Accept()
+	assert.Error(t, err, "the deadline ends Accept")
+	require.NoError(t, h.Close())
+	assert.NoDirExists(t, l.Dir())
+}
