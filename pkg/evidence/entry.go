@@ -49,6 +49,7 @@ type Entry struct {
 	TaskGuard   string   // task_guard: how tasks were capped ("cgroup", "rlimit", "poll")
 	OutputBytes *int64   // output_bytes: size of the full output
 	ToolCalls   *int64   // tool_calls (agent_session)
+	AgentJail   string   // agent_jail (agent_session): the jail the agent process ran in
 }
 
 // Executed reports whether the action ran: allowed and not a dry run.
@@ -187,7 +188,7 @@ func ReadEntry(e canon.Value) (Entry, error) {
 	for _, f := range []struct {
 		key string
 		dst *string
-	}{{FieldKilled, &out.Killed}, {FieldCanary, &out.Canary}, {FieldMemoryGuard, &out.MemoryGuard}, {FieldTaskGuard, &out.TaskGuard}} {
+	}{{FieldKilled, &out.Killed}, {FieldCanary, &out.Canary}, {FieldMemoryGuard, &out.MemoryGuard}, {FieldTaskGuard, &out.TaskGuard}, {FieldAgentJail, &out.AgentJail}} {
 		if err := str(f.key, f.dst, false); err != nil {
 			return out, err
 		}

@@ -130,6 +130,10 @@ type Assessment struct {
 	// Malformed counts the entries ReadEntry refused (each also a reason,
 	// and counted in Blocked).
 	Malformed int64
+	// AgentSessions are copies of the harness's agent_session entries, so
+	// a verifier that streams the chain can hold the receipt's "agent"
+	// object to them (CheckAgentRecord).
+	AgentSessions []canon.Value
 }
 
 // Assess judges a verified chain under g. It is the one definition of a
@@ -229,8 +233,14 @@ func (s *Assessor) Add(raw canon.Value) {
 			}
 		case ToolAgentSession:
 			s.sessions++
+			if c, err := canon.Parse(canon.Canonical(raw), EntryLimits); err == nil {
+				a.AgentSessions = append(a.AgentSessions, c) // raw may be a reused container
+			}
 			if e.Killed != "" {
 				s.fail("the agent session (entry %d) was killed: %s", i, e.Killed)
+			}
+			if e.Executed() && !slices.Contains(RealJails, e.AgentJail) {
+				s.notJailed("the agent process (entry %d) ran outside an agent jail (agent_jail %q)", i, e.AgentJail)
 			}
 		default:
 			s.fail("entry %d: the harness recorded tool %q, which it never runs", i, e.Tool)

@@ -463,6 +463,16 @@ func (c *receiptChecker) check(data []byte, keep bool) (*ReceiptFacts, error) {
 	if f.Governed {
 		g = f.Governance
 	}
+	// The live agent's signed record, held to the chain's agent_session
+	// entry once the chain has been judged.
+	var agentBody canon.Value = canon.Obj()
+	if am, ok := field(top, RFieldAgent); ok {
+		av, _, err := d.ParseAt(am.At, 1, maxGovernanceValues)
+		if err != nil {
+			return f, jsonError(err)
+		}
+		agentBody = canon.Obj(canon.M(RFieldAgent, av))
+	}
 	judge := NewAssessor(g)
 
 	// One pass: the content hash over C(body without "signature"), each
@@ -554,6 +564,7 @@ func (c *receiptChecker) check(data []byte, keep bool) (*ReceiptFacts, error) {
 	}
 	if f.Governed {
 		f.Diffs = CompareGovernance(govBody, f.Assessment)
+		f.Diffs = append(f.Diffs, CheckAgentRecord(agentBody, f.Assessment.AgentSessions, g)...)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != r.Signature {
 		return f, &ReceiptError{Where: RFieldSignature, Msg: fmt.Sprintf("content hash does not match: the receipt's \"signature\" is %s, its content hashes to %s (a field was changed after the hash was taken)", r.Signature, got)}
