@@ -3,6 +3,7 @@ package action
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -26,6 +27,12 @@ const (
 	EnvMatrix     = "DEPONENT_MATRIX"
 	EnvCheckRunID = "DEPONENT_CHECK_RUN_ID"
 )
+
+// EnvCgroup names a cgroup v2 directory action.yml delegated to this job
+// (jail.Options.Cgroup), with the binary's own process already in a leaf
+// of it, so each step gets a kernel memory and task limit. Empty: the jail
+// creates one itself where it may (as root) or polls resident memory.
+const EnvCgroup = "DEPONENT_CGROUP"
 
 // ArtifactPrefix starts every default artifact name, so that a verify job
 // can download them by pattern (deponent-receipts-*).
@@ -88,3 +95,15 @@ func defaultArtifactName(getenv Getenv, session string, derived bool, use int) s
 
 // maxArtifactTail keeps default artifact names short enough to read.
 const maxArtifactTail = 180
+
+// cgroupDir is EnvCgroup when it names an absolute directory, else "" (the
+// jail's own choice). A value that is not absolute is not what action.yml
+// writes; the jail would refuse it, so it is dropped here, and the entries
+// record the guard that applied instead.
+func cgroupDir(getenv Getenv) string {
+	d := strings.TrimSpace(getenv(EnvCgroup))
+	if !filepath.IsAbs(d) {
+		return ""
+	}
+	return filepath.Clean(d)
+}

@@ -181,7 +181,7 @@ func (r *runner) prepare() (*plan, error) {
 	// The jail: the one asked for, or none (fail closed). Never another.
 	if r.opt.Backend != nil {
 		pl.backend = r.opt.Backend
-	} else if b, err := jail.Select(cfg.Jail, jail.Options{UnsafeAllowUnjailed: cfg.AllowUnjailed}); err != nil {
+	} else if b, err := jail.Select(cfg.Jail, jail.Options{UnsafeAllowUnjailed: cfg.AllowUnjailed, Cgroup: cgroupDir(r.opt.Getenv)}); err != nil {
 		if errors.Is(err, jail.ErrUnknownBackend) {
 			return nil, inputErr(InJail, "%v", err)
 		}
