@@ -514,11 +514,14 @@ func writeTranscript(t *testing.T, name string, data []byte) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".jsonl"), data, 0o644))
 }
 
-// .ci/run installs the same versions the presets pin.
+// .ci/run and the GitHub CI workflow install the same versions the
+// presets pin.
 func TestCIInstallsThePinnedVersions(t *testing.T) {
-	data, err := os.ReadFile("../../.ci/run")
-	require.NoError(t, err)
-	for _, p := range agent.Presets {
-		assert.Contains(t, string(data), p.Package()+"@"+p.DefaultVersion(), ".ci/run must install the pinned %s", p)
+	for _, f := range []string{"../../.ci/run", "../../.github/workflows/ci.yml"} {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, p := range agent.Presets {
+			assert.Contains(t, string(data), p.Package()+"@"+p.DefaultVersion(), "%s must install the pinned %s", f, p)
+		}
 	}
 }
