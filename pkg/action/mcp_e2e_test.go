@@ -195,7 +195,10 @@ func waitReceipt(t *testing.T, receipts, serverLog string) []string {
 	var paths []string
 	require.Eventually(t, func() bool {
 		paths, _ = filepath.Glob(filepath.Join(receipts, "deponent", "*.json"))
-		return len(paths) == 1 && len(dirEntriesMatching(t, receipts, "ledger-")) == 0 && strings.Contains(logOf(serverLog), "outputs")
+		// The log's last line is the last local output; "outputs" alone
+		// also matches a step's "full output: …/outputs-…" line, long
+		// before the run ends.
+		return len(paths) == 1 && len(dirEntriesMatching(t, receipts, "ledger-")) == 0 && strings.Contains(logOf(serverLog), "\n  step-errors=")
 	}, 3*time.Minute, 100*time.Millisecond, "the receipt is persisted after the client is gone; server log:\n%s", logOf(serverLog))
 	return paths
 }
