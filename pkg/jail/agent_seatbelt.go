@@ -182,93 +182,33 @@ func agentSeatbeltProfile(in agentSeatbeltInputs) (string, []sbplParam, error) {
 	if in.home != "" {
 		all = append(all, in.home)
 	}
-	for _, p := range all {
-		if err := checkParamValue(p); err != nil {
-			return "", nil, err
-		}
+	if err := checkParamValues(all); err != nil {
+		return "", nil, err
 	}
-	w.line("(version 1)")
-	w.line("(deny default)")
-
-	w.line("; processes")
-	w.line("(allow process-exec* process-fork)")
-	w.line("(allow signal (target same-sandbox))")
-	w.line("(allow process-info* (target same-sandbox))")
-	w.line("(allow mach-priv-task-port (target same-sandbox))")
-	w.line("(allow sysctl-read)")
-	w.line("(allow mach-host*)")
-	w.line("(allow ipc-posix-sem ipc-posix-shm)")
-	var services []string
-	for _, s := range agentSeatbeltServices {
-		services = append(services, "(global-name "+sbplLiteral(s)+")")
-	}
-	w.rule("allow mach-lookup", services)
+	w.processRules(agentSeatbeltServices, "(allow ipc-posix-sem ipc-posix-shm)")
 
 	w.line("; the network: the agent's model API and the relay socket")
 	w.line("(allow system-socket)")
 	w.line("(allow network*)")
 
-	const readOps = "file-read* file-map-executable"
-	w.line("; reads: the system, none of the hidden areas, then what the agent needs")
-	w.line("(allow " + readOps + ")")
-	hidden := append([]string(nil), seatbeltHidden...)
-	if in.home != "" {
-		hidden = append([]string{in.home}, hidden...)
-	}
-	w.rule("deny "+readOps, w.anyOf("HIDE", hidden, "(/|$)"))
-	readable := append(append([]string{in.workspace}, in.writable...), in.readOnly...)
-	var reopen []string
-	for _, r := range readable {
-		reopen = append(reopen, "(subpath "+w.param("READ", r)+")")
-	}
-	w.rule("allow "+readOps, reopen)
-	var meta []string
-	for _, a := range pathAncestors(readable) {
-		meta = append(meta, "(literal "+w.param("META", a)+")")
-	}
-	w.rule("allow file-read-metadata", meta)
+	w.readRules("the agent", in.home, append(append([]string{in.workspace}, in.writable...), in.readOnly...))
 
 	w.line("; writes: the private HOME and TMPDIR, the marker, the /dev nodes a shell needs; never the workspace")
-	var writes, ioctls []string
+	var trees []string
 	for _, t := range in.writable {
-		f := "(subpath " + w.param("WRITE", t) + ")"
-		writes = append(writes, f)
-		ioctls = append(ioctls, f)
+		trees = append(trees, "(subpath "+w.param("WRITE", t)+")")
 	}
-	for _, o := range in.output {
-		writes = append(writes, "(literal "+w.param("OUTPUT", o)+")")
-	}
-	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/tty", "/dev/dtracehelper", "/dev/stdout", "/dev/stderr"} {
-		writes = append(writes, "(literal "+sbplLiteral(d)+")")
-	}
-	writes = append(writes, `(regex #"^/dev/fd/[0-9]+$")`)
-	w.rule("allow file-write*", writes)
-	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/dtracehelper"} {
-		ioctls = append(ioctls, "(literal "+sbplLiteral(d)+")")
-	}
-	w.rule("allow file-ioctl", ioctls)
+	w.writeRules(trees, in.output)
 
 	w.line("; denials no rule above may undo")
 	w.rule("deny file-write*", []string{"(subpath " + w.param("WORKSPACE", in.workspace) + ")"})
-	w.line("(deny file-link file-clone)")
-	secret := w.anyOf("SECRET", append(append([]string(nil), in.secrets...), seatbeltRootSecrets...), "(/|$)")
-	secret = append(secret, w.regex("SECRET", "^"+foldPattern("/private/etc/ssh/ssh_host_")+"[^/]*"+foldPattern("_key")+"$"))
-	secret = append(secret, `(regex #"^/dev/(pty|ptmx|tty.)")`)
-	w.rule("deny "+readOps+" file-write*", secret)
-	w.rule("deny process-exec*", w.anyOf("NOEXEC", seatbeltNoExec, "$"))
-	w.line(`(deny sysctl-read (sysctl-name-prefix "kern.procargs"))`)
-	w.line(fmt.Sprintf("(deny file-ioctl (ioctl-command %d))", tiocsti))
 	var denied []string
 	for _, s := range seatbeltDeniedServices {
-		if s == "com.apple.trustd" {
-			continue // TLS trust evaluation is allowed above
+		if s != "com.apple.trustd" { // TLS trust evaluation is allowed above
+			denied = append(denied, s)
 		}
-		denied = append(denied, "(global-name-prefix "+sbplLiteral(s)+")")
 	}
-	w.rule("deny mach-lookup", denied)
-	for _, op := range agentSeatbeltDeniedOps {
-		w.line("(deny " + op + ")")
-	}
+	w.finalDenials(in.secrets, denied, agentSeatbeltDeniedOps)
 	if w.err != nil {
 		return "", nil, w.err
 	}

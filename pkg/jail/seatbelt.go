@@ -213,69 +213,19 @@ func seatbeltProfile(in seatbeltInputs) (string, []sbplParam, error) {
 	if in.home != "" {
 		all = append(all, in.home)
 	}
-	for _, p := range all {
-		if err := checkParamValue(p); err != nil {
-			return "", nil, err
-		}
+	if err := checkParamValues(all); err != nil {
+		return "", nil, err
 	}
-	w.line("(version 1)")
-	w.line("(deny default)")
-
-	w.line("; processes")
-	w.line("(allow process-exec* process-fork)")
-	w.line("(allow signal (target same-sandbox))")
-	w.line("(allow process-info* (target same-sandbox))")
-	w.line("(allow mach-priv-task-port (target same-sandbox))")
-	w.line("(allow sysctl-read)")
-	w.line("(allow mach-host*)")
-	w.line("(allow ipc-posix-sem)")
-	w.line("(allow system-socket (socket-domain AF_UNIX) (socket-domain AF_INET) (socket-domain AF_INET6))")
-	var services []string
-	for _, s := range seatbeltServices {
-		services = append(services, "(global-name "+sbplLiteral(s)+")")
-	}
-	w.rule("allow mach-lookup", services)
-
-	const readOps = "file-read* file-map-executable"
-	w.line("; reads: the system, none of the hidden areas, then what the step needs")
-	w.line("(allow " + readOps + ")")
-	hidden := append([]string(nil), seatbeltHidden...)
-	if in.home != "" {
-		hidden = append([]string{in.home}, hidden...)
-	}
-	w.rule("deny "+readOps, w.anyOf("HIDE", hidden, "(/|$)"))
-	readable := append([]string{in.sandbox, in.runDir}, in.exposed...)
-	var reopen []string
-	for _, r := range readable {
-		reopen = append(reopen, "(subpath "+w.param("READ", r)+")")
-	}
-	w.rule("allow "+readOps, reopen)
-	var meta []string
-	for _, a := range pathAncestors(readable) {
-		meta = append(meta, "(literal "+w.param("META", a)+")")
-	}
-	w.rule("allow file-read-metadata", meta)
+	w.processRules(seatbeltServices, "(allow ipc-posix-sem)",
+		"(allow system-socket (socket-domain AF_UNIX) (socket-domain AF_INET) (socket-domain AF_INET6))")
+	w.readRules("the step", in.home, append([]string{in.sandbox, in.runDir}, in.exposed...))
 
 	w.line("; writes: the sandbox, the private TMPDIR and HOME, the output, the /dev nodes a shell needs")
-	sandbox := "(subpath " + w.param("SANDBOX", in.sandbox) + ")"
-	writeTrees := []string{sandbox}
+	writeTrees := []string{"(subpath " + w.param("SANDBOX", in.sandbox) + ")"}
 	for _, t := range in.writable {
 		writeTrees = append(writeTrees, "(subpath "+w.param("WRITE", t)+")")
 	}
-	writes := append([]string(nil), writeTrees...)
-	for _, o := range in.output {
-		writes = append(writes, "(literal "+w.param("OUTPUT", o)+")")
-	}
-	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/tty", "/dev/dtracehelper", "/dev/stdout", "/dev/stderr"} {
-		writes = append(writes, "(literal "+sbplLiteral(d)+")")
-	}
-	writes = append(writes, `(regex #"^/dev/fd/[0-9]+$")`)
-	w.rule("allow file-write*", writes)
-	ioctls := append([]string(nil), writeTrees...)
-	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/dtracehelper"} {
-		ioctls = append(ioctls, "(literal "+sbplLiteral(d)+")")
-	}
-	w.rule("allow file-ioctl", ioctls)
+	w.writeRules(writeTrees, in.output)
 
 	w.line("; denials no rule above may undo")
 	var protect []string
@@ -299,8 +249,103 @@ func seatbeltProfile(in seatbeltInputs) (string, []sbplParam, error) {
 		protect = append(protect, w.regex("PIN", "^"+quoteRegex(in.sandbox)+"/"+foldPattern(rel)+"$"))
 	}
 	w.rule("deny file-write*", protect)
+	w.finalDenials(in.secrets, seatbeltDeniedServices, seatbeltDeniedOps)
+	if w.err != nil {
+		return "", nil, w.err
+	}
+	return w.b.String(), w.params, nil
+}
+
+// readOps are the operations a read rule names: reading and mapping.
+const readOps = "file-read* file-map-executable"
+
+// checkParamValues checks every path of a profile before any pattern is
+// built from it (a pattern of an invalid path would be a valid pattern of
+// another).
+func checkParamValues(paths []string) error {
+	for _, p := range paths {
+		if err := checkParamValue(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// processRules opens a profile: deny by default, then what processes of
+// the jail may do among themselves (start, signal and inspect only their
+// own), the ipc and socket rules given, and the mach services allowed.
+func (w *sbplWriter) processRules(services []string, ipc ...string) {
+	w.line("(version 1)")
+	w.line("(deny default)")
+
+	w.line("; processes")
+	w.line("(allow process-exec* process-fork)")
+	w.line("(allow signal (target same-sandbox))")
+	w.line("(allow process-info* (target same-sandbox))")
+	w.line("(allow mach-priv-task-port (target same-sandbox))")
+	w.line("(allow sysctl-read)")
+	w.line("(allow mach-host*)")
+	for _, l := range ipc {
+		w.line(l)
+	}
+	var names []string
+	for _, s := range services {
+		names = append(names, "(global-name "+sbplLiteral(s)+")")
+	}
+	w.rule("allow mach-lookup", names)
+}
+
+// readRules allows reads of the system, denies the hidden areas (every
+// home, other volumes, the shared temporary directories), then reopens the
+// readable trees and the metadata of the directories above them.
+func (w *sbplWriter) readRules(who, home string, readable []string) {
+	w.line("; reads: the system, none of the hidden areas, then what " + who + " needs")
+	w.line("(allow " + readOps + ")")
+	hidden := append([]string(nil), seatbeltHidden...)
+	if home != "" {
+		hidden = append([]string{home}, hidden...)
+	}
+	w.rule("deny "+readOps, w.anyOf("HIDE", hidden, "(/|$)"))
+	var reopen []string
+	for _, r := range readable {
+		reopen = append(reopen, "(subpath "+w.param("READ", r)+")")
+	}
+	w.rule("allow "+readOps, reopen)
+	var meta []string
+	for _, a := range pathAncestors(readable) {
+		meta = append(meta, "(literal "+w.param("META", a)+")")
+	}
+	w.rule("allow file-read-metadata", meta)
+}
+
+// writeRules allows writes to the trees given (already rendered as
+// filters), to the output files, and to the /dev nodes a shell needs; and
+// ioctls on the same trees and the terminal and random devices.
+func (w *sbplWriter) writeRules(trees, output []string) {
+	writes := append([]string(nil), trees...)
+	for _, o := range output {
+		writes = append(writes, "(literal "+w.param("OUTPUT", o)+")")
+	}
+	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/tty", "/dev/dtracehelper", "/dev/stdout", "/dev/stderr"} {
+		writes = append(writes, "(literal "+sbplLiteral(d)+")")
+	}
+	writes = append(writes, `(regex #"^/dev/fd/[0-9]+$")`)
+	w.rule("allow file-write*", writes)
+	ioctls := append([]string(nil), trees...)
+	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/dtracehelper"} {
+		ioctls = append(ioctls, "(literal "+sbplLiteral(d)+")")
+	}
+	w.rule("allow file-ioctl", ioctls)
+}
+
+// finalDenials closes a profile with what no rule above may undo: new
+// names for an inode (links, clones), the secrets and root's (read or
+// written), the host keys and terminals, the programs that change
+// identity, other processes' arguments, TIOCSTI, the mach services that
+// act for the caller, and the operations given.
+func (w *sbplWriter) finalDenials(secrets, deniedServices, deniedOps []string) {
 	w.line("(deny file-link file-clone)")
-	secret := w.anyOf("SECRET", append(append([]string(nil), in.secrets...), seatbeltRootSecrets...), "(/|$)")
+	secret := w.anyOf("SECRET", append(append([]string(nil), secrets...), seatbeltRootSecrets...), "(/|$)")
 	secret = append(secret, w.regex("SECRET", "^"+foldPattern("/private/etc/ssh/ssh_host_")+"[^/]*"+foldPattern("_key")+"$"))
 	secret = append(secret, `(regex #"^/dev/(pty|ptmx|tty.)")`)
 	w.rule("deny "+readOps+" file-write*", secret)
@@ -308,17 +353,13 @@ func seatbeltProfile(in seatbeltInputs) (string, []sbplParam, error) {
 	w.line(`(deny sysctl-read (sysctl-name-prefix "kern.procargs"))`)
 	w.line(fmt.Sprintf("(deny file-ioctl (ioctl-command %d))", tiocsti))
 	var denied []string
-	for _, s := range seatbeltDeniedServices {
+	for _, s := range deniedServices {
 		denied = append(denied, "(global-name-prefix "+sbplLiteral(s)+")")
 	}
 	w.rule("deny mach-lookup", denied)
-	for _, op := range seatbeltDeniedOps {
+	for _, op := range deniedOps {
 		w.line("(deny " + op + ")")
 	}
-	if w.err != nil {
-		return "", nil, w.err
-	}
-	return w.b.String(), w.params, nil
 }
 
 // sbplParam is one -D KEY=VALUE of sandbox-exec.
