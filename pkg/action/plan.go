@@ -137,7 +137,7 @@ func parsePlanLine(line []byte) (Step, error) {
 			if m.Value.Kind() != canon.Object {
 				return Step{}, fmt.Errorf(`"params" is a %s, want an object such as {"cmd": "pytest -q"}`, m.Value.Kind())
 			}
-			st.Call.Params, seenParams = toParams(m.Value), true
+			st.Call.Params, seenParams = kernel.ParamsOf(m.Value), true
 		case "agent":
 			s, ok := m.Value.AsString()
 			if !ok {
@@ -177,37 +177,4 @@ func checkAgent(s string) error {
 		}
 	}
 	return nil
-}
-
-// toParams converts a JSON object into the map the gate decides on:
-// strings, booleans, nil, numbers as canon.Value (exact text), arrays and
-// objects recursively.
-func toParams(v canon.Value) map[string]any {
-	out := make(map[string]any, len(v.Members()))
-	for _, m := range v.Members() {
-		out[m.Key] = toAny(m.Value)
-	}
-	return out
-}
-
-func toAny(v canon.Value) any {
-	switch v.Kind() {
-	case canon.String:
-		s, _ := v.AsString()
-		return s
-	case canon.Bool:
-		b, _ := v.AsBool()
-		return b
-	case canon.Null:
-		return nil
-	case canon.Array:
-		out := make([]any, 0, len(v.Elems()))
-		for _, e := range v.Elems() {
-			out = append(out, toAny(e))
-		}
-		return out
-	case canon.Object:
-		return toParams(v)
-	}
-	return v // a number
 }

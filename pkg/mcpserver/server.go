@@ -236,38 +236,5 @@ func parseArguments(raw []byte) (map[string]any, error) {
 	if v.Kind() != canon.Object {
 		return map[string]any{"arguments": trimmed}, fmt.Errorf("the arguments are a JSON %s; send one JSON object with the tool's keys", v.Kind())
 	}
-	return toParams(v), nil
-}
-
-// toParams converts a JSON object into the map the gate decides on:
-// strings, booleans and null as Go values, numbers as canon.Value (their
-// exact text), arrays and objects recursively.
-func toParams(v canon.Value) map[string]any {
-	out := make(map[string]any, len(v.Members()))
-	for _, m := range v.Members() {
-		out[m.Key] = toAny(m.Value)
-	}
-	return out
-}
-
-func toAny(v canon.Value) any {
-	switch v.Kind() {
-	case canon.String:
-		s, _ := v.AsString()
-		return s
-	case canon.Bool:
-		b, _ := v.AsBool()
-		return b
-	case canon.Null:
-		return nil
-	case canon.Array:
-		out := make([]any, 0, len(v.Elems()))
-		for _, e := range v.Elems() {
-			out = append(out, toAny(e))
-		}
-		return out
-	case canon.Object:
-		return toParams(v)
-	}
-	return v
+	return kernel.ParamsOf(v), nil
 }
