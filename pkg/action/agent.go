@@ -155,35 +155,7 @@ func (r *runner) liveOutput(n int64) (file, rel string) {
 // liveRow is record's row for a call of a live session: its entry index
 // is the one the Cell saw (calls are concurrent).
 func (r *runner) liveRow(res kernel.ActResult, call kernel.Call, rel string) Row {
-	row := Row{
-		Entry: int(res.Seq), Kind: RowStep, Agent: call.Agent, Tool: call.Tool, Target: target(call),
-		Verdict: res.Decision.Verdict, Class: res.Decision.BlastClass, Reason: res.Decision.Reason,
-		Executed: res.Executed, Duration: res.Duration, Source: "mcp",
-	}
-	if res.OutputFile != "" {
-		row.OutputFile = rel
-	}
-	if res.Entry.Kind() == canon.Object {
-		row.Verdict = evidence.Verdict(evidence.EntryString(res.Entry, evidence.FieldVerdict))
-		row.Class = evidence.Class(evidence.EntryString(res.Entry, evidence.FieldBlastClass))
-		row.Reason = evidence.EntryString(res.Entry, evidence.FieldReason)
-		if e, err := evidence.ReadEntry(res.Entry); err == nil {
-			row.Tampered = e.Tampered
-		}
-	} else {
-		r.fatal = errors.Join(r.fatal, fmt.Errorf("entry for %s %s was not recorded: %v", call.Agent, call.Tool, res.Err))
-	}
-	if call.Tool == evidence.ToolRunCmd && res.Executed {
-		row.Exit = fmt.Sprint(res.ExitCode)
-		if res.Killed != "" {
-			row.Exit = "killed: " + res.Killed
-		}
-		row.Output = tailLines(res.Output, 40)
-	}
-	if res.Err != nil && res.Executed {
-		row.Err = res.Err.Error()
-	}
-	return row
+	return r.rowOf(res, call, int(res.Seq), RowStep, "", "mcp", rel)
 }
 
 // finishLive merges the live rows into the run's, in chain order.

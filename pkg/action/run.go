@@ -512,10 +512,29 @@ func (r *runner) act(ctx context.Context, call kernel.Call, kind RowKind, canary
 
 // record turns an action's result into a row and ends its log.
 func (r *runner) record(s *stepLog, res kernel.ActResult, call kernel.Call, kind RowKind, canaryName, source string) {
-	row := Row{Source: source, OutputFile: s.rel,
-		Entry: int(r.ledger.Len() - 1), Kind: kind, Canary: canaryName, Agent: call.Agent, Tool: call.Tool,
+	row := r.rowOf(res, call, int(r.ledger.Len()-1), kind, canaryName, source, s.rel)
+	r.rows = append(r.rows, row)
+	s.end(row, res)
+	if s.file != "" && res.Executed && res.OutputFile == "" {
+		// After end: an annotation inside the group's fence would be inert.
+		r.rep.annotate(levelWarning, "Deponent: full output not kept",
+			fmt.Sprintf("the full output of entry %d was not kept beside the receipt (%s); the log shows its last lines and the ledger records its sha256",
+				row.Entry, firstNonEmpty(row.Err, "the jail did not write it")))
+	}
+}
+
+// rowOf is what the log and the summary show of one recorded action:
+// entry is its index in the chain, outputRel where its full output was
+// kept (shown only if it was). An action whose entry was not recorded
+// makes the run one that could not be testified.
+func (r *runner) rowOf(res kernel.ActResult, call kernel.Call, entry int, kind RowKind, canaryName, source, outputRel string) Row {
+	row := Row{Source: source,
+		Entry: entry, Kind: kind, Canary: canaryName, Agent: call.Agent, Tool: call.Tool,
 		Target: target(call), Verdict: res.Decision.Verdict, Class: res.Decision.BlastClass,
 		Reason: res.Decision.Reason, Executed: res.Executed, Duration: res.Duration,
+	}
+	if res.OutputFile != "" {
+		row.OutputFile = outputRel
 	}
 	if res.Entry.Kind() == canon.Object {
 		// What was recorded is what is shown.
@@ -540,17 +559,7 @@ func (r *runner) record(s *stepLog, res kernel.ActResult, call kernel.Call, kind
 	if res.Err != nil && res.Executed {
 		row.Err = res.Err.Error()
 	}
-	if res.OutputFile == "" {
-		row.OutputFile = ""
-	}
-	r.rows = append(r.rows, row)
-	s.end(row, res)
-	if s.file != "" && res.Executed && res.OutputFile == "" {
-		// After end: an annotation inside the group's fence would be inert.
-		r.rep.annotate(levelWarning, "Deponent: full output not kept",
-			fmt.Sprintf("the full output of entry %d was not kept beside the receipt (%s); the log shows its last lines and the ledger records its sha256",
-				row.Entry, firstNonEmpty(row.Err, "the jail did not write it")))
-	}
+	return row
 }
 
 // markRows fills Held/OK by evidence.Assess's per-entry rules, for display
