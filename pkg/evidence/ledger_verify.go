@@ -363,6 +363,22 @@ func verifyStream(r io.Reader, opt VerifyOptions, keep func(canon.Value)) (Chain
 	return rep, nil
 }
 
+// absorb adds the n verified entries of a batch to the chain so far: its
+// counts (which cover only verified lines), its last hash as the head, and
+// its values to keep.
+func (rep *ChainReport) absorb(b *batch, n int64, keep func(canon.Value)) {
+	rep.Entries += n
+	rep.Allowed += b.allowed
+	rep.Blocked += b.blocked
+	rep.Unjailed += b.unjailed
+	rep.Head = b.lastHash
+	if keep != nil {
+		for _, v := range b.values {
+			keep(v)
+		}
+	}
+}
+
 // link attaches a checked batch to the chain so far.
 func (rep *ChainReport) link(b *batch, keep func(canon.Value)) error {
 	if b.n > 0 {
@@ -378,32 +394,14 @@ func (rep *ChainReport) link(b *batch, keep func(canon.Value)) error {
 			// the batch's first line is the break, linked to the chain so
 			// far: count them, and end the chain on the last of them.
 			if first.Index > 0 {
-				rep.Entries += first.Index
-				rep.Allowed += b.allowed
-				rep.Blocked += b.blocked
-				rep.Unjailed += b.unjailed
-				rep.Head = b.lastHash
-				if keep != nil {
-					for _, v := range b.values {
-						keep(v)
-					}
-				}
+				rep.absorb(b, first.Index, keep)
 			}
 			first.Index += base
 			first.Line = first.Index + 1
 			rep.Break = first
 			return nil
 		}
-		rep.Entries += b.n
-		rep.Allowed += b.allowed
-		rep.Blocked += b.blocked
-		rep.Unjailed += b.unjailed
-		rep.Head = b.lastHash
-		if keep != nil {
-			for _, v := range b.values {
-				keep(v)
-			}
-		}
+		rep.absorb(b, b.n, keep)
 	}
 	if b.ioErr != nil {
 		return b.ioErr
