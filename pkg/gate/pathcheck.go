@@ -76,14 +76,21 @@ func (e *pathError) detail() string {
 // "." for the root itself. Absolute paths are accepted only when they are
 // textually under root; relative paths are taken from root.
 func resolveIn(root, p string) (string, *pathError) {
+	rel, _, perr := resolveStat(root, p)
+	return rel, perr
+}
+
+// resolveStat is resolveIn that also says whether the resolved path
+// exists, from the Lstat calls the resolution made anyway.
+func resolveStat(root, p string) (rel string, exists bool, perr *pathError) {
 	if strings.IndexByte(p, 0) >= 0 {
-		return "", &pathError{kind: pathNUL}
+		return "", false, &pathError{kind: pathNUL}
 	}
 	rest := p
 	if strings.HasPrefix(p, "/") {
 		r, ok := cutUnderRoot(p, root)
 		if !ok {
-			return "", &pathError{kind: pathOutside}
+			return "", false, &pathError{kind: pathOutside}
 		}
 		rest = r
 	}
@@ -104,7 +111,7 @@ func resolveIn(root, p string) (string, *pathError) {
 			continue
 		case "..":
 			if len(buf) == base {
-				return "", &pathError{kind: pathDotDot}
+				return "", false, &pathError{kind: pathDotDot}
 			}
 			buf = buf[:bytes.LastIndexByte(buf, '/')]
 			if missing > 0 {
@@ -130,25 +137,25 @@ func resolveIn(root, p string) (string, *pathError) {
 				missing = 1
 				continue
 			}
-			return "", &pathError{kind: pathUnsure, err: err}
+			return "", false, &pathError{kind: pathUnsure, err: err}
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			continue
 		}
 		hops++
 		if hops > maxSymlinkHops {
-			return "", &pathError{kind: pathLoop}
+			return "", false, &pathError{kind: pathLoop}
 		}
 		target, err := os.Readlink(full)
 		if err != nil {
-			return "", &pathError{kind: pathUnsure, err: err}
+			return "", false, &pathError{kind: pathUnsure, err: err}
 		}
 		link := full[base+1:]
 		buf = buf[:len(buf)-len(comp)-1] // the link's directory
 		if strings.HasPrefix(target, "/") {
 			r, ok := cutUnderRoot(target, root)
 			if !ok {
-				return "", &pathError{kind: pathSymlink, link: link, target: target}
+				return "", false, &pathError{kind: pathSymlink, link: link, target: target}
 			}
 			buf = buf[:base]
 			target = r
@@ -165,16 +172,16 @@ func resolveIn(root, p string) (string, *pathError) {
 		// lives, so a relative link escaping via ".." is reported as such.
 		if e := checkLinkTarget(root, buf[base:], target); e != nil {
 			e.link, e.target = link, target
-			return "", e
+			return "", false, e
 		}
 	}
 	if len(buf) == base {
-		return ".", nil
+		return ".", true, nil
 	}
 	if len(buf) <= len(joined) && string(buf) == joined[:len(buf)] {
-		return joined[base+1 : len(buf)], nil
+		return joined[base+1 : len(buf)], missing == 0, nil
 	}
-	return string(buf[base+1:]), nil
+	return string(buf[base+1:]), missing == 0, nil
 }
 
 // checkLinkTarget reports a relative symlink target that climbs above the

@@ -82,6 +82,13 @@ func TestPathResolveIn(t *testing.T) {
 			}
 			t.Errorf("resolveIn(%q) = %q, %s; want %q", tt.in, got, why, tt.want)
 		}
+		// resolveStat's existence comes from the resolution's own Lstat
+		// calls: it must say what an Lstat of the result says.
+		_, there, _ := resolveStat(root, tt.in)
+		_, err := os.Lstat(root + "/" + tt.want)
+		if there != (err == nil) {
+			t.Errorf("resolveStat(%q) exists = %v, Lstat of %q says %v", tt.in, there, tt.want, err)
+		}
 	}
 	bad := []struct {
 		in   string

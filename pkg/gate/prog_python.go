@@ -162,8 +162,7 @@ func (inv *invocation) localModule(top string) bool {
 	for _, cwd := range inv.cwds {
 		found := false
 		for _, cand := range []string{top + ".py", top} {
-			rel, perr := resolveIn(inv.g.sandbox, joinCwd(cwd, cand))
-			if perr == nil && exists(inv.g.sandbox+"/"+rel) {
+			if _, ok, perr := resolveStat(inv.g.sandbox, joinCwd(cwd, cand)); perr == nil && ok {
 				found = true
 				break
 			}

@@ -258,7 +258,7 @@ func joinCwd(cwd, p string) string {
 // prepareArgs expands globs and runs the model.
 func (g *Gate) prepareArgs(p *cmdPlan) {
 	words := p.c.words[1:]
-	p.globs = make([]bool, len(p.c.words))
+	p.globs = nil // made at the first expanded glob; read through p.expanded
 	p.args = make([]string, 0, len(words))
 	p.src = make([]int, 0, len(words))
 	budget := maxGlobMatches
@@ -278,13 +278,16 @@ func (g *Gate) prepareArgs(p *cmdPlan) {
 			p.src = append(p.src, j+1)
 			continue
 		}
+		if p.globs == nil {
+			p.globs = make([]bool, len(p.c.words))
+		}
 		p.globs[j+1] = true
 		for _, m := range matches {
 			p.args = append(p.args, m)
 			p.src = append(p.src, j+1)
 		}
 	}
-	p.inv = invocation{g: g, head: p.head, args: p.args, cwds: p.cwds}
+	p.inv = invocation{g: g, head: p.head, args: p.args, cwds: p.cwds, checks: make([]check, 0, len(p.args)+2)}
 	prog := g.modelFor(p.head)
 	if prog == nil {
 		return
@@ -294,6 +297,11 @@ func (g *Gate) prepareArgs(p *cmdPlan) {
 		return
 	}
 	p.modelled = true
+}
+
+// expanded reports whether word j of the command was a glob that matched.
+func (p *cmdPlan) expanded(j int) bool {
+	return p.globs != nil && p.globs[j]
 }
 
 // modelFor returns the model a head runs under: its catalogue entry, the
@@ -349,7 +357,7 @@ func (p *cmdPlan) denyWords(d *denyText) {
 		d.add(a.name + "=" + a.val)
 	}
 	for j, w := range p.c.words {
-		if j > 0 && p.modelled && !p.globs[j] {
+		if j > 0 && p.modelled && !p.expanded(j) {
 			if rest, ok := p.patternPart(j); ok {
 				if rest != "" {
 					d.add(rest)
@@ -432,7 +440,7 @@ func (g *Gate) checkArgs(p *cmdPlan) *violation {
 	// Whatever its role, every glob match must be inside the sandbox: a
 	// match is a name the shell read from the filesystem.
 	for i, a := range p.args {
-		if !p.globs[p.src[i]] {
+		if !p.expanded(p.src[i]) {
 			continue
 		}
 		for _, cwd := range p.cwds {

@@ -91,6 +91,15 @@ func parseCommand(cmd string) (*shScript, *violation) {
 	if v := prescanCommand(cmd); v != nil {
 		return nil, v
 	}
+	if s, ok := fastParse(cmd); ok {
+		return s, nil
+	}
+	return fullParse(cmd)
+}
+
+// fullParse reads cmd with the POSIX parser and keeps the shapes the gate
+// accepts.
+func fullParse(cmd string) (*shScript, *violation) {
 	f, err := parsePOSIX(cmd)
 	if err != nil {
 		v := classifyUnparsable(cmd, err)
