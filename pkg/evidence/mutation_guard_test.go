@@ -25,6 +25,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -171,10 +172,13 @@ func TestForgeryHelpersControl(t *testing.T) {
 // entry — first, middle and last.
 func TestEntryHashComparedWhole(t *testing.T) {
 	const n = 4
+	// One chain for the forgery and its use: entries carry a timestamp, so
+	// two chains built a second apart hash differently.
+	base := chainOf(t, n)
 	for k := range n {
-		for what, forged := range tailForgeries(storedHash(t, chainOf(t, n)[k])) {
+		for what, forged := range tailForgeries(storedHash(t, base[k])) {
 			t.Run(fmt.Sprintf("entry %d %s", k, what), func(t *testing.T) {
-				es := chainOf(t, n)
+				es := slices.Clone(base)
 				require.Equal(t, storedHash(t, es[k])[:16], forged[:16], "the forgery keeps the 16-digit prefix")
 				es[k] = es[k].With(FieldEntryHash, canon.Str(forged))
 				relink(t, es, k+1)
@@ -189,10 +193,11 @@ func TestEntryHashComparedWhole(t *testing.T) {
 // over that prev_hash, the rest re-linked) is a prev-hash break there.
 func TestPrevHashComparedWhole(t *testing.T) {
 	const n = 4
+	base := chainOf(t, n)
 	for k := 1; k < n; k++ {
-		for what, forged := range tailForgeries(storedHash(t, chainOf(t, n)[k-1])) {
+		for what, forged := range tailForgeries(storedHash(t, base[k-1])) {
 			t.Run(fmt.Sprintf("entry %d %s", k, what), func(t *testing.T) {
-				es := chainOf(t, n)
+				es := slices.Clone(base)
 				es[k] = es[k].With(FieldPrevHash, canon.Str(forged))
 				es[k] = es[k].With(FieldEntryHash, canon.Str(entryHashOf(t, es[k])))
 				relink(t, es, k+1)
