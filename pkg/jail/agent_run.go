@@ -51,6 +51,7 @@ func runAgent(ctx context.Context, backend string, argv, env []string, spec Agen
 		// hold Wait forever (the sweep kills it anyway).
 		WaitDelay: 5 * time.Second,
 	}
+	closeInheritedOnExec()
 	err = cmd.Start()
 	marker.Close()
 	if err != nil {

@@ -75,7 +75,13 @@
 //     may carry a token beside settings (cargo's config.toml, pip.conf, ...
 //     see credentialConfigs) are hidden when they do (tested); other
 //     processes' environments cannot be read nor the processes signalled
-//     (tested). FindCredentials lists the credentials a sandbox itself holds
+//     (tested). No descriptor of the caller reaches the step or the agent
+//     but stdio and the jail's own: one the caller itself inherited without
+//     close-on-exec (a CI runner's or harness's pipe, an open log or
+//     secret) is marked close-on-exec before every start (tested: written
+//     and read through by a plain exec as the control, not by bwrap,
+//     "none", the agent jail or its opt-out). FindCredentials lists the
+//     credentials a sandbox itself holds
 //     (git configs, .git-credentials, .npmrc tokens, ...) and FindHardLinks
 //     its multiply-linked files, for the caller to warn about.
 //   - PYTHONDONTWRITEBYTECODE=1 by default (Spec.Env may set it otherwise):

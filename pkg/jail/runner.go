@@ -99,6 +99,7 @@ func execute(ctx context.Context, p *prepared, opts Options, build func(*runDir)
 		out.Close()
 		return Result{}, fmt.Errorf("jail: started marker: %w", err)
 	}
+	closeInheritedOnExec()
 	disk := newDiskGuard([]string{p.spec.Sandbox, rd.root}, int64(p.limits.DiskMB)<<20)
 	env := buildEnv(os.Environ(), p.spec.PATH, rd.home, rd.tmp, token, p.spec.Env)
 	newCmd := func(argv []string, clone bool) *exec.Cmd {
