@@ -92,12 +92,26 @@ func runProbe(bin string) probeResult {
 		disableUserns: bytes.Contains(help, []byte("--disable-userns")),
 		size:          bytes.Contains(help, []byte("--size")),
 	}
-	args := append(baseArgs(f, os.Geteuid()), systemArgs()...)
+	args := baseArgs(f, os.Geteuid())
+	// The seccomp filter too: a kernel or bwrap that refuses it refuses
+	// the backend, rather than every step.
+	filter, err := seccompFile(os.TempDir())
+	if err != nil {
+		return probeResult{err: err}
+	}
+	if filter != nil {
+		defer filter.Close()
+		args = append(args, "--seccomp", "3")
+	}
+	args = append(args, systemArgs()...)
 	args = append(args, volatileArgs(f, 1)...)
 	args = append(args, finalArgs()...)
 	args = append(args, shell, "-c", ":")
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	if filter != nil {
+		cmd.ExtraFiles = []*os.File{filter}
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -161,7 +175,17 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Result, error) {
 		if err != nil {
 			return launch{}, err
 		}
+		filter, err := seccompFile(rd.root)
+		if err != nil {
+			return launch{}, err
+		}
+		var files []*os.File
+		if filter != nil {
+			files = append(files, filter)
+			rd.seccompFD = startedFD + len(files)
+		}
 		return launch{
+			files:        files,
 			backend:      NameBwrap,
 			argv:         append([]string{bin}, bwrapArgs(p, rd, f, ex, overlays)...),
 			notes:        ex.notes,
@@ -260,6 +284,9 @@ func finalArgs() []string {
 // protected paths come last, over the read-write sandbox.
 func bwrapArgs(p *prepared, rd *runDir, f bwrapFeatures, ex exposure, overlays []overlay) []string {
 	args := baseArgs(f, os.Geteuid())
+	if rd.seccompFD > 0 {
+		args = append(args, "--seccomp", strconv.Itoa(rd.seccompFD))
+	}
 	args = append(args, systemArgs()...)
 	args = append(args, volatileArgs(f, p.limits.FileSizeMB)...)
 	for _, m := range existingEtcMasks() {

@@ -156,7 +156,8 @@
 // namespace always, also for a root runner), --disable-userns where bwrap
 // supports it (no nested user namespaces), --uid 65534 --gid 65534 when the
 // runner is root, --die-with-parent, --new-session (no TIOCSTI into the
-// caller's terminal), --cap-drop ALL; read-only binds of /usr, /etc, /opt
+// caller's terminal), --cap-drop ALL, --seccomp with the set-id filter
+// (below; amd64 and arm64); read-only binds of /usr, /etc, /opt
 // and the non-symlink ones of /bin, /sbin, /lib* (symlinks of merged-/usr
 // systems are recreated); --proc /proc of the new pid namespace (other
 // processes invisible), then remounted read-only as a whole; --dev /dev
@@ -183,6 +184,24 @@
 // the jail's root, the system trees (tested: every host /proc file opened
 // for writing and four knobs written back unchanged, with root unjailed as
 // the control; uid 65534 and no capabilities inside).
+//
+// No set-id files: the same mapping makes what a root runner's step
+// creates in the sandbox root's on the host, and a file's owner may set
+// its set-user-ID bit, so a step could leave a setuid-root program in the
+// workspace for any local account (or a later step that drops
+// privileges) to run as root; an unprivileged runner's step, set-id
+// programs of its account. A seccomp filter (seccomp_linux.go) refuses
+// with EPERM every set-user-ID or set-group-ID bit in a mode argument —
+// chmod, fchmod, fchmodat, fchmodat2, and the mode of a file created by
+// open, openat, creat, mknod or mknodat — and answers ENOSYS to openat2
+// and io_uring_setup (arguments it cannot see; programs fall back to
+// openat and plain reads and writes) and to every call of another ABI
+// (x32, 32-bit compat). A write to a set-id file clears its bits (the
+// kernel does, without CAP_FSETID). Tested: chmod of a file and of a
+// directory, fchmod and a create with 04755, each setting the bit through
+// a plain exec as the control, refused in the jail with ordinary modes
+// working beside them. The probe applies the same filter, so a kernel or
+// bwrap that refuses it refuses the backend.
 //
 // What the PATH needs (exposure.go): each PATH directory outside the
 // system trees exposes its prefix (the parent of a bin, sbin or shims
@@ -302,9 +321,13 @@
 //
 // # Not covered
 //
-//   - Kernel and sandbox exploits. There is no seccomp filter: jailed code
-//     has the full syscall surface that namespaces (Linux) or Seatbelt
-//     (macOS) leave. Side channels (timing, cache, /proc/loadavg-style
+//   - Kernel and sandbox exploits. The only seccomp filter is the set-id
+//     one of the bwrap jail (above): jailed code otherwise has the full
+//     syscall surface that namespaces (Linux) or Seatbelt (macOS) leave.
+//     On Linux architectures other than amd64 and arm64 there is no filter
+//     at all, and neither "none" nor the agent jail has one (the agent's
+//     workspace is read-only; its HOME and TMPDIR are the caller's to
+//     discard). Side channels (timing, cache, /proc/loadavg-style
 //     global counters) are out of scope.
 //   - Reading what is deliberately exposed: world-readable files under /usr,
 //     /etc, /opt and the toolchain roots, and on Linux root-owned files there

@@ -34,6 +34,10 @@ type launch struct {
 	// after runs once every process of the step is gone, before the
 	// tripwire looks (bwrap removes the mount points it created).
 	after func()
+	// files are passed to the launcher after the started marker, as
+	// descriptors startedFD+1, ... (bwrap's seccomp filter); closed here
+	// once it started.
+	files []*os.File
 }
 
 // Memory and task guard names (Result.MemoryGuard, Result.TaskGuard).
@@ -75,6 +79,11 @@ func execute(ctx context.Context, p *prepared, opts Options, build func(*runDir)
 		rd.nproc = p.limits.Tasks
 	}
 	l, err := build(rd)
+	defer func() {
+		for _, f := range l.files {
+			f.Close()
+		}
+	}()
 	if err != nil {
 		// A launcher that cannot express this step (a path no profile
 		// can carry) is a refusal, recorded as no-jail, not a fault.
@@ -109,7 +118,7 @@ func execute(ctx context.Context, p *prepared, opts Options, build func(*runDir)
 		}
 		return &exec.Cmd{Path: argv[0], Args: argv, Dir: p.spec.Sandbox, Env: env,
 			Stdout: out, Stderr: out, // one file for both: interleaved, and never a pipe
-			ExtraFiles: []*os.File{marker}, SysProcAttr: attr}
+			ExtraFiles: append([]*os.File{marker}, l.files...), SysProcAttr: attr}
 	}
 	var cmd *exec.Cmd
 	switch {
