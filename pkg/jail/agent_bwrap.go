@@ -93,7 +93,7 @@ func (a *AgentBwrap) run(ctx context.Context, bin string, f bwrapFeatures, spec 
 	}
 	defer rd.remove()
 	argv := append([]string{bin}, agentBwrapArgs(f, os.Geteuid(), spec, rd)...)
-	return runAgent(ctx, NameBwrap, argv, spec.Env, spec, rd.root)
+	return runAgent(ctx, NameBwrap, argv, spec.Env, spec, rd.root, true)
 }
 
 // agentBwrapArgs builds the agent jail's command line after the binary:

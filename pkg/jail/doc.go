@@ -430,6 +430,13 @@
 //
 //   - The network is ALLOWED: the agent must reach its model API. So is
 //     the relay socket (in a read-only directory), its only way to act.
+//     Sharing the host's network namespace shares its abstract Unix
+//     sockets too (they have no file a mount could hide); on Linux the
+//     agent starts inside a Landlock domain scoped to abstract sockets and
+//     signals of its own (ABI 6, Linux 6.12), so a host service listening
+//     on one is refused (tested, with the unjailed opt-out reaching it as
+//     the control and the agent's own abstract socket working). On an
+//     older kernel the agent runs without the scope and Reason says so.
 //   - The workspace is read-only and the working directory; only the
 //     private HOME and TMPDIR the caller made are writable (tested: a write
 //     to the workspace fails and leaves nothing).
@@ -453,7 +460,9 @@
 //   - Fail closed: a jail that cannot be built runs nothing (Killed
 //     "no-jail"; tested with a bubblewrap that fails).
 //
-// Not covered by the agent jail: what the agent sends over the network
+// Not covered by the agent jail: on Linux before 6.12 (Landlock ABI < 6,
+// e.g. Ubuntu 24.04's 6.8), the host's abstract Unix sockets (named in
+// AgentResult.Reason); what the agent sends over the network
 // (its model API sees the repository content the agent reads, and a
 // prompt-injected agent can send it anywhere it can reach); what it does
 // through the governed tools (that is the gate's and the tools' jail's);
