@@ -116,8 +116,13 @@
 //     cgroup and with polling alone).
 //   - DiskMB (4096): the growth of the used space of the filesystems
 //     holding the sandbox and the private TMPDIR/HOME, polled every 10 ms
-//     and checked after the step. Reported "disk>4096MB", also when the
-//     step ended by itself over the cap (tested with fallocate). The jail's
+//     and checked after the step, and of their used inodes, one new file
+//     charged 4 KiB of the cap (DiskMB 4096 allows 1 Mi new files): empty
+//     files take no block, and millions of them would exhaust the host
+//     filesystem's inodes. Reported "disk>4096MB", also when the step
+//     ended by itself over the cap, Reason saying which (tested with
+//     fallocate, and with 50000 empty files under an 8 MiB cap, the same
+//     step under 1 GiB completing as the control). The jail's
 //     own tmpfs (/tmp, /dev/shm) are capped by size instead, FileSizeMB
 //     each.
 //   - WallClock (90 s) for the step, reported "wallclock>90s" (tested).
@@ -370,6 +375,8 @@
 //     on them count too (it can trip early, never late), and a burst
 //     between two polls overshoots (fallocate adds gigabytes per second:
 //     the live test's 64 MiB cap stopped a fill after a few hundred MiB).
+//     A filesystem that reports no inode counts (btrfs reports zero) is
+//     bounded by its bytes only.
 //   - A file-size kill is named from evidence: a program that ignores
 //     SIGXFSZ, rewrites an existing file in place past the cap and exits
 //     between two polls is reported by its exit status only (the cap held).
