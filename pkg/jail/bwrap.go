@@ -288,6 +288,7 @@ func bwrapArgs(p *prepared, rd *runDir, f bwrapFeatures, ex exposure, overlays [
 		args = append(args, "--seccomp", strconv.Itoa(rd.seccompFD))
 	}
 	args = append(args, systemArgs()...)
+	args = append(args, systemMaskArgs(f, ex.system)...)
 	args = append(args, volatileArgs(f, p.limits.FileSizeMB)...)
 	for _, m := range existingEtcMasks() {
 		args = append(args, maskArgs(m, rd)...)
@@ -317,6 +318,7 @@ func bwrapArgs(p *prepared, rd *runDir, f bwrapFeatures, ex exposure, overlays [
 	for _, o := range overlays {
 		args = append(args, "--ro-bind", o.src, o.dst)
 	}
+	args = append(args, systemMaskSealArgs(ex.system)...)
 	args = append(args, finalArgs()...)
 	args = append(args, "--chdir", p.spec.Sandbox)
 	return append(args, preludeArgv(p.limits, p.spec.Script, rd.nproc)...)
@@ -340,6 +342,33 @@ func writeGitConfigOverlays(cfgs []gitConfigFile, rd *runDir) ([]overlay, error)
 		out = append(out, overlay{src: src, dst: g.path})
 	}
 	return out, nil
+}
+
+// systemMaskArgs hide each directory behind an empty tmpfs (mode 0755, a
+// small size): a tmpfs rather than a read-only bind of an empty directory,
+// because the sandbox or a private directory may lie below one (a runner's
+// work directory) and bwrap must create its mount point there.
+// systemMaskSealArgs, after every bind, makes each read-only.
+func systemMaskArgs(f bwrapFeatures, dirs []string) []string {
+	var args []string
+	for _, d := range dirs {
+		args = append(args, "--perms", "0755")
+		if f.size {
+			args = append(args, "--size", "1048576")
+		}
+		args = append(args, "--tmpfs", d)
+	}
+	return args
+}
+
+// systemMaskSealArgs remounts each system mask read-only (the binds made
+// inside it keep their own flags).
+func systemMaskSealArgs(dirs []string) []string {
+	var args []string
+	for _, d := range dirs {
+		args = append(args, "--remount-ro", d)
+	}
+	return args
 }
 
 // maskArgs hide path behind an empty read-only file or directory.

@@ -164,7 +164,9 @@
 // caller's terminal), --cap-drop ALL, --seccomp with the set-id filter
 // (below; amd64 and arm64); read-only binds of /usr, /etc, /opt
 // and the non-symlink ones of /bin, /sbin, /lib* (symlinks of merged-/usr
-// systems are recreated); --proc /proc of the new pid namespace (other
+// systems are recreated), with the runner's directories that lie inside
+// them hidden behind an empty tmpfs (below), read-only once the binds
+// inside it are made; --proc /proc of the new pid namespace (other
 // processes invisible), then remounted read-only as a whole; --dev /dev
 // (null, zero, full, random, urandom, tty, pts), tmpfs /tmp and /dev/shm
 // (mode 1777, size-capped at FileSizeMB where bwrap supports --size), then
@@ -223,9 +225,18 @@
 // runner's .runner or .credentials (tested with a self-hosted runner's
 // layout: the tool-cache and RUNNER_TEMP tools run, the runner's
 // credentials, file commands and other checkouts stay unreadable; the pyenv
-// shim works). Tools that locate their data through HOME need it named by
-// policy: e.g. rustup's proxies want RUSTUP_HOME in Spec.Env and the
-// directory in Options.ExtraReadOnly.
+// shim works). The same directories inside a system tree the jail binds
+// whole — a self-hosted runner installed in /opt/actions-runner, the
+// ledger and receipts in its RUNNER_TEMP — and every runner installation
+// found one or two levels below /opt and /usr/local are hidden behind an
+// empty tmpfs; the sandbox, the private directories and the tools of the
+// runner's tool cache are bound over it (tested for the tools' jail and the
+// agent jail: credentials, file commands, the ledger and another job's
+// checkout read by the unjailed control, unreadable jailed, the sandbox
+// and the rest of /opt still there, a tool-cache program runs). Tools
+// that locate their data through HOME need it named by policy: e.g.
+// rustup's proxies want RUSTUP_HOME in Spec.Env and the directory in
+// Options.ExtraReadOnly.
 //
 // Git configs: every config (and config.worktree) of every git directory in
 // the sandbox — top, nested, submodule gitdirs, worktrees — is parsed; one
@@ -452,7 +463,9 @@
 //     /etc/resolv.conf points into, and AgentSpec.ReadOnly (the CLI, node,
 //     the relay, its configuration). Not the real home, not RUNNER_TEMP —
 //     the ledger and the receipts — not /run or another socket (tested: a
-//     file beside the workspace is not visible). On macOS reads follow the
+//     file beside the workspace is not visible; a runner installed under
+//     /opt, its RUNNER_TEMP there included, is hidden as in the tools'
+//     jail). On macOS reads follow the
 //     tools' profile: everything but the homes, other volumes and the
 //     shared temporary directories, then the workspace, HOME, TMPDIR and
 //     the read-only paths again.

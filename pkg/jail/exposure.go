@@ -131,6 +131,42 @@ func newExposureGuard(home, sandbox, tempRoot string, getenv func(string) string
 	return g
 }
 
+// runnerSearch are where runner installations are looked for inside the
+// system trees (one and two levels down): /opt/actions-runner,
+// /opt/runners/1, /usr/local/actions-runner.
+var runnerSearch = []string{"/opt", "/usr/local"}
+
+// systemMasks are the runner's directories that lie inside a system tree
+// the jails expose whole (a self-hosted runner installed under /opt): the
+// guard's sensitive directories there, and every runner installation found
+// one or two levels below runnerSearch, outermost only. The sandbox is not
+// among them (nor, below a masked directory, anything bound later: the
+// sandbox, the private directories, the relay): later binds cover the
+// mask. The jails hide each behind an empty tmpfs, read-only once the
+// binds inside it are made.
+func (g exposureGuard) systemMasks() []string {
+	var found []string
+	for _, s := range g.sensitive {
+		if s != g.sandbox && coveredBySystem(s) {
+			found = append(found, s)
+		}
+	}
+	for _, root := range runnerSearch {
+		for _, pat := range []string{"*", "*/*"} {
+			for _, m := range runnerMarkers {
+				hits, _ := filepath.Glob(filepath.Join(root, pat, m))
+				for _, h := range hits {
+					d := filepath.Dir(h)
+					if r, err := filepath.EvalSymlinks(d); err == nil && coveredBySystem(r) {
+						found = append(found, r)
+					}
+				}
+			}
+		}
+	}
+	return minimalRoots(found)
+}
+
 func hasRunnerMarker(dir string) bool {
 	for _, m := range runnerMarkers {
 		if _, err := os.Lstat(filepath.Join(dir, m)); err == nil {
@@ -258,9 +294,12 @@ func shebang(path string) string {
 
 // exposure is what the bwrap jail shows read-only beyond the system dirs.
 type exposure struct {
-	roots []string // read-only binds (sorted, no root inside another)
-	masks []string // paths inside roots hidden behind an empty file or directory
-	notes []string // PATH entries that were not exposed, and why
+	// system are the runner's directories inside the system trees, hidden
+	// behind an empty tmpfs (exposureGuard.systemMasks).
+	system []string
+	roots  []string // read-only binds (sorted, no root inside another)
+	masks  []string // paths inside roots hidden behind an empty file or directory
+	notes  []string // PATH entries that were not exposed, and why
 }
 
 // coveredBySystem reports whether a resolved path is already visible through
@@ -288,6 +327,11 @@ func computeExposure(pathDirs []string, home, sandbox string, extra []string) (e
 func computeExposureWith(pathDirs, extra []string, g exposureGuard) (exposure, error) {
 	var ex exposure
 	var roots, scanned []string
+	ex.system = g.systemMasks()
+	// Visible through the system binds, unless a mask hides it (a tool in
+	// a runner's work directory under /opt): then it is exposed by the
+	// rules below like any other tree.
+	coveredBySystem := func(p string) bool { return coveredBySystem(p) && !coveredBy(p, ex.system) }
 	for _, d := range pathDirs {
 		r, err := filepath.EvalSymlinks(d)
 		if err != nil {
