@@ -172,7 +172,13 @@
 // (mode 1777, size-capped at FileSizeMB where bwrap supports --size), then
 // /dev read-only; empty read-only files/directories over secrets in /etc
 // (shadow, gshadow, sudoers, ssl/private, ssh host keys,
-// NetworkManager/wpa/netplan secrets, ...); read-only binds of the trees the
+// NetworkManager/wpa/netplan secrets, ...) and, for a root runner, over
+// every file and directory of /etc that other users may not read (its
+// jailed uid maps to host uid 0, their owner: a database's maintenance
+// password, a VPN or WireGuard key, an admin kubeconfig were readable;
+// tested in both jails with root unjailed as the control and a
+// world-readable file beside them still readable; the walk is cached
+// while no directory of /etc changes); read-only binds of the trees the
 // PATH needs (below) plus Options.ExtraReadOnly, with the credential
 // locations inside them masked; read-write binds of the private TMPDIR and
 // HOME and of the sandbox; read-only re-binds of the protected set (an
@@ -346,8 +352,11 @@
 //     discard). Side channels (timing, cache, /proc/loadavg-style
 //     global counters) are out of scope.
 //   - Reading what is deliberately exposed: world-readable files under /usr,
-//     /etc, /opt and the toolchain roots, and on Linux root-owned files there
-//     when the runner is root (only the listed secrets are masked). On macOS
+//     /etc, /opt and the toolchain roots, and on Linux root-only files under
+//     /usr, /opt and the toolchain roots when the runner is root (under /etc
+//     they are hidden, see above; a file already in /etc whose mode is
+//     narrowed later shows until a directory the walk saw changes, and
+//     /etc past 50000 entries keeps only the listed masks). On macOS
 //     reads are allowed everywhere outside the hidden areas, the credential
 //     locations and root's secrets: a self-hosted runner installed outside
 //     the home (its .credentials, its _work/_temp) is readable, as is
