@@ -491,7 +491,11 @@
 //
 // Not covered by the agent jail: on Linux before 6.12 (Landlock ABI < 6,
 // e.g. Ubuntu 24.04's 6.8), the host's abstract Unix sockets (named in
-// AgentResult.Reason); what the agent sends over the network
+// AgentResult.Reason); the host's loopback services and link-local
+// addresses (a database on 127.0.0.1, a Docker API on TCP, a cloud's
+// instance-metadata endpoint with its role credentials on a self-hosted
+// cloud runner): the agent shares the host's network namespace and no
+// filter stands between; what the agent sends over the network
 // (its model API sees the repository content the agent reads, and a
 // prompt-injected agent can send it anywhere it can reach); what it does
 // through the governed tools (that is the gate's and the tools' jail's);
