@@ -213,8 +213,9 @@
 // kernel does, without CAP_FSETID). Tested: chmod of a file and of a
 // directory, fchmod and a create with 04755, each setting the bit through
 // a plain exec as the control, refused in the jail with ordinary modes
-// working beside them. The probe applies the same filter, so a kernel or
-// bwrap that refuses it refuses the backend.
+// working beside them; each architecture's filter is also run through a
+// BPF interpreter on every covered call. The probe applies the same
+// filter, so a kernel or bwrap that refuses it refuses the backend.
 //
 // What the PATH needs (exposure.go): each PATH directory outside the
 // system trees exposes its prefix (the parent of a bin, sbin or shims
