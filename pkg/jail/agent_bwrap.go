@@ -93,7 +93,7 @@ func (a *AgentBwrap) run(ctx context.Context, bin string, f bwrapFeatures, spec 
 	}
 	defer rd.remove()
 	argv := append([]string{bin}, agentBwrapArgs(f, os.Geteuid(), spec, rd)...)
-	return runAgent(ctx, NameBwrap, argv, spec.Env, spec, rd.root)
+	return runAgent(ctx, NameBwrap, argv, spec.Env, spec, rd.root, true)
 }
 
 // agentBwrapArgs builds the agent jail's command line after the binary:
@@ -122,6 +122,11 @@ func agentBwrapArgs(f bwrapFeatures, euid int, spec AgentSpec, rd *runDir) []str
 	// capabilities), with the network shared back.
 	args := append(baseArgs(f, euid), "--share-net")
 	args = append(args, systemArgs()...)
+	// A runner installed under a system tree (/opt/actions-runner): its
+	// credentials, RUNNER_TEMP (the ledger, the receipts) and other jobs'
+	// checkouts are hidden as in the tools' jail.
+	sys := newExposureGuard("", spec.Workspace, "", os.Getenv).systemMasks()
+	args = append(args, systemMaskArgs(f, sys)...)
 	args = append(args, volatileArgs(f, agentTmpfsMB)...)
 	for _, m := range existingEtcMasks() {
 		args = append(args, maskArgs(m, rd)...)
@@ -138,6 +143,7 @@ func agentBwrapArgs(f bwrapFeatures, euid int, spec AgentSpec, rd *runDir) []str
 		"--bind", spec.Home, spec.Home,
 		"--bind", spec.TmpDir, spec.TmpDir,
 		"--ro-bind", spec.Workspace, spec.Workspace)
+	args = append(args, systemMaskSealArgs(sys)...)
 	args = append(args, finalArgs()...)
 	args = append(args, "--chdir", spec.Workspace)
 	return append(args, agentWrapper(spec.Argv)...)

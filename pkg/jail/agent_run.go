@@ -24,7 +24,10 @@ const agentPoll = 250 * time.Millisecond
 // group, and waits for it; the timeout and ctx kill the whole tree. Every
 // process of the run is gone when it returns. started is the marker file
 // the wrapper writes on descriptor startedFD.
-func runAgent(ctx context.Context, backend string, argv, env []string, spec AgentSpec, markerDir string) (AgentResult, error) {
+//
+// scoped starts the agent inside a Landlock scope where the kernel has one
+// (startScoped): the bwrap agent jail shares the host's network namespace.
+func runAgent(ctx context.Context, backend string, argv, env []string, spec AgentSpec, markerDir string, scoped bool) (AgentResult, error) {
 	started := time.Now()
 	res := AgentResult{Backend: backend, ExitCode: -1}
 	if err := ctx.Err(); err != nil {
@@ -51,7 +54,15 @@ func runAgent(ctx context.Context, backend string, argv, env []string, spec Agen
 		// hold Wait forever (the sweep kills it anyway).
 		WaitDelay: 5 * time.Second,
 	}
-	err = cmd.Start()
+	closeInheritedOnExec()
+	var scopeNote string
+	if scoped {
+		var release func()
+		scopeNote, release, err = startScoped(cmd)
+		defer release() // after the wait: the starting thread outlives the agent
+	} else {
+		err = cmd.Start()
+	}
 	marker.Close()
 	if err != nil {
 		return res, fmt.Errorf("jail: start %s: %w", argv[0], err)
@@ -123,6 +134,9 @@ func runAgent(ctx context.Context, backend string, argv, env []string, spec Agen
 			res.Reason = joinReason(fmt.Sprintf("%s could not set up the agent jail (exit status %d)", backend, res.ExitCode), res.Reason)
 			res.ExitCode, res.Killed = -1, KilledNoJail
 		}
+	}
+	if scopeNote != "" {
+		res.Reason = joinReason(res.Reason, scopeNote)
 	}
 	if len(left) > 0 || sweepErr != nil {
 		return res, fmt.Errorf("jail: processes of the agent survived: %v %v", left, sweepErr)

@@ -110,7 +110,7 @@ func (a *AgentSeatbelt) Run(ctx context.Context, spec AgentSpec) (AgentResult, e
 	if err != nil {
 		return AgentResult{}, err
 	}
-	return runAgent(ctx, NameSeatbelt, argv, spec.Env, spec, dir)
+	return runAgent(ctx, NameSeatbelt, argv, spec.Env, spec, dir, false)
 }
 
 // argv is sandbox-exec with the agent profile, then the wrapper and the

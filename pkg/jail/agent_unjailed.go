@@ -35,5 +35,5 @@ func (u *AgentUnjailed) Run(ctx context.Context, spec AgentSpec) (AgentResult, e
 		return AgentResult{}, err
 	}
 	defer os.RemoveAll(dir)
-	return runAgent(ctx, NameNone, agentWrapper(spec.Argv), spec.Env, spec, dir)
+	return runAgent(ctx, NameNone, agentWrapper(spec.Argv), spec.Env, spec, dir, false)
 }

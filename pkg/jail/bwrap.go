@@ -92,12 +92,26 @@ func runProbe(bin string) probeResult {
 		disableUserns: bytes.Contains(help, []byte("--disable-userns")),
 		size:          bytes.Contains(help, []byte("--size")),
 	}
-	args := append(baseArgs(f, os.Geteuid()), systemArgs()...)
+	args := baseArgs(f, os.Geteuid())
+	// The seccomp filter too: a kernel or bwrap that refuses it refuses
+	// the backend, rather than every step.
+	filter, err := seccompFile(os.TempDir())
+	if err != nil {
+		return probeResult{err: err}
+	}
+	if filter != nil {
+		defer filter.Close()
+		args = append(args, "--seccomp", "3")
+	}
+	args = append(args, systemArgs()...)
 	args = append(args, volatileArgs(f, 1)...)
 	args = append(args, finalArgs()...)
 	args = append(args, shell, "-c", ":")
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	if filter != nil {
+		cmd.ExtraFiles = []*os.File{filter}
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -161,7 +175,17 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Result, error) {
 		if err != nil {
 			return launch{}, err
 		}
+		filter, err := seccompFile(rd.root)
+		if err != nil {
+			return launch{}, err
+		}
+		var files []*os.File
+		if filter != nil {
+			files = append(files, filter)
+			rd.seccompFD = startedFD + len(files)
+		}
 		return launch{
+			files:        files,
 			backend:      NameBwrap,
 			argv:         append([]string{bin}, bwrapArgs(p, rd, f, ex, overlays)...),
 			notes:        ex.notes,
@@ -260,7 +284,11 @@ func finalArgs() []string {
 // protected paths come last, over the read-write sandbox.
 func bwrapArgs(p *prepared, rd *runDir, f bwrapFeatures, ex exposure, overlays []overlay) []string {
 	args := baseArgs(f, os.Geteuid())
+	if rd.seccompFD > 0 {
+		args = append(args, "--seccomp", strconv.Itoa(rd.seccompFD))
+	}
 	args = append(args, systemArgs()...)
+	args = append(args, systemMaskArgs(f, ex.system)...)
 	args = append(args, volatileArgs(f, p.limits.FileSizeMB)...)
 	for _, m := range existingEtcMasks() {
 		args = append(args, maskArgs(m, rd)...)
@@ -290,6 +318,7 @@ func bwrapArgs(p *prepared, rd *runDir, f bwrapFeatures, ex exposure, overlays [
 	for _, o := range overlays {
 		args = append(args, "--ro-bind", o.src, o.dst)
 	}
+	args = append(args, systemMaskSealArgs(ex.system)...)
 	args = append(args, finalArgs()...)
 	args = append(args, "--chdir", p.spec.Sandbox)
 	return append(args, preludeArgv(p.limits, p.spec.Script, rd.nproc)...)
@@ -313,6 +342,33 @@ func writeGitConfigOverlays(cfgs []gitConfigFile, rd *runDir) ([]overlay, error)
 		out = append(out, overlay{src: src, dst: g.path})
 	}
 	return out, nil
+}
+
+// systemMaskArgs hide each directory behind an empty tmpfs (mode 0755, a
+// small size): a tmpfs rather than a read-only bind of an empty directory,
+// because the sandbox or a private directory may lie below one (a runner's
+// work directory) and bwrap must create its mount point there.
+// systemMaskSealArgs, after every bind, makes each read-only.
+func systemMaskArgs(f bwrapFeatures, dirs []string) []string {
+	var args []string
+	for _, d := range dirs {
+		args = append(args, "--perms", "0755")
+		if f.size {
+			args = append(args, "--size", "1048576")
+		}
+		args = append(args, "--tmpfs", d)
+	}
+	return args
+}
+
+// systemMaskSealArgs remounts each system mask read-only (the binds made
+// inside it keep their own flags).
+func systemMaskSealArgs(dirs []string) []string {
+	var args []string
+	for _, d := range dirs {
+		args = append(args, "--remount-ro", d)
+	}
+	return args
 }
 
 // maskArgs hide path behind an empty read-only file or directory.

@@ -75,7 +75,13 @@
 //     may carry a token beside settings (cargo's config.toml, pip.conf, ...
 //     see credentialConfigs) are hidden when they do (tested); other
 //     processes' environments cannot be read nor the processes signalled
-//     (tested). FindCredentials lists the credentials a sandbox itself holds
+//     (tested). No descriptor of the caller reaches the step or the agent
+//     but stdio and the jail's own: one the caller itself inherited without
+//     close-on-exec (a CI runner's or harness's pipe, an open log or
+//     secret) is marked close-on-exec before every start (tested: written
+//     and read through by a plain exec as the control, not by bwrap,
+//     "none", the agent jail or its opt-out). FindCredentials lists the
+//     credentials a sandbox itself holds
 //     (git configs, .git-credentials, .npmrc tokens, ...) and FindHardLinks
 //     its multiply-linked files, for the caller to warn about.
 //   - PYTHONDONTWRITEBYTECODE=1 by default (Spec.Env may set it otherwise):
@@ -110,8 +116,13 @@
 //     cgroup and with polling alone).
 //   - DiskMB (4096): the growth of the used space of the filesystems
 //     holding the sandbox and the private TMPDIR/HOME, polled every 10 ms
-//     and checked after the step. Reported "disk>4096MB", also when the
-//     step ended by itself over the cap (tested with fallocate). The jail's
+//     and checked after the step, and of their used inodes, one new file
+//     charged 4 KiB of the cap (DiskMB 4096 allows 1 Mi new files): empty
+//     files take no block, and millions of them would exhaust the host
+//     filesystem's inodes. Reported "disk>4096MB", also when the step
+//     ended by itself over the cap, Reason saying which (tested with
+//     fallocate, and with 50000 empty files under an 8 MiB cap, the same
+//     step under 1 GiB completing as the control). The jail's
 //     own tmpfs (/tmp, /dev/shm) are capped by size instead, FileSizeMB
 //     each.
 //   - WallClock (90 s) for the step, reported "wallclock>90s" (tested).
@@ -150,15 +161,24 @@
 // namespace always, also for a root runner), --disable-userns where bwrap
 // supports it (no nested user namespaces), --uid 65534 --gid 65534 when the
 // runner is root, --die-with-parent, --new-session (no TIOCSTI into the
-// caller's terminal), --cap-drop ALL; read-only binds of /usr, /etc, /opt
+// caller's terminal), --cap-drop ALL, --seccomp with the set-id filter
+// (below; amd64 and arm64); read-only binds of /usr, /etc, /opt
 // and the non-symlink ones of /bin, /sbin, /lib* (symlinks of merged-/usr
-// systems are recreated); --proc /proc of the new pid namespace (other
+// systems are recreated), with the runner's directories that lie inside
+// them hidden behind an empty tmpfs (below), read-only once the binds
+// inside it are made; --proc /proc of the new pid namespace (other
 // processes invisible), then remounted read-only as a whole; --dev /dev
 // (null, zero, full, random, urandom, tty, pts), tmpfs /tmp and /dev/shm
 // (mode 1777, size-capped at FileSizeMB where bwrap supports --size), then
 // /dev read-only; empty read-only files/directories over secrets in /etc
 // (shadow, gshadow, sudoers, ssl/private, ssh host keys,
-// NetworkManager/wpa/netplan secrets, ...); read-only binds of the trees the
+// NetworkManager/wpa/netplan secrets, ...) and, for a root runner, over
+// every file and directory of /etc that other users may not read (its
+// jailed uid maps to host uid 0, their owner: a database's maintenance
+// password, a VPN or WireGuard key, an admin kubeconfig were readable;
+// tested in both jails with root unjailed as the control and a
+// world-readable file beside them still readable; the walk is cached
+// while no directory of /etc changes); read-only binds of the trees the
 // PATH needs (below) plus Options.ExtraReadOnly, with the credential
 // locations inside them masked; read-write binds of the private TMPDIR and
 // HOME and of the sandbox; read-only re-binds of the protected set (an
@@ -178,6 +198,25 @@
 // for writing and four knobs written back unchanged, with root unjailed as
 // the control; uid 65534 and no capabilities inside).
 //
+// No set-id files: the same mapping makes what a root runner's step
+// creates in the sandbox root's on the host, and a file's owner may set
+// its set-user-ID bit, so a step could leave a setuid-root program in the
+// workspace for any local account (or a later step that drops
+// privileges) to run as root; an unprivileged runner's step, set-id
+// programs of its account. A seccomp filter (seccomp_linux.go) refuses
+// with EPERM every set-user-ID or set-group-ID bit in a mode argument —
+// chmod, fchmod, fchmodat, fchmodat2, and the mode of a file created by
+// open, openat, creat, mknod or mknodat — and answers ENOSYS to openat2
+// and io_uring_setup (arguments it cannot see; programs fall back to
+// openat and plain reads and writes) and to every call of another ABI
+// (x32, 32-bit compat). A write to a set-id file clears its bits (the
+// kernel does, without CAP_FSETID). Tested: chmod of a file and of a
+// directory, fchmod and a create with 04755, each setting the bit through
+// a plain exec as the control, refused in the jail with ordinary modes
+// working beside them; each architecture's filter is also run through a
+// BPF interpreter on every covered call. The probe applies the same
+// filter, so a kernel or bwrap that refuses it refuses the backend.
+//
 // What the PATH needs (exposure.go): each PATH directory outside the
 // system trees exposes its prefix (the parent of a bin, sbin or shims
 // directory: a toolchain's lib and share, pyenv's tree for its shims) or,
@@ -193,9 +232,18 @@
 // runner's .runner or .credentials (tested with a self-hosted runner's
 // layout: the tool-cache and RUNNER_TEMP tools run, the runner's
 // credentials, file commands and other checkouts stay unreadable; the pyenv
-// shim works). Tools that locate their data through HOME need it named by
-// policy: e.g. rustup's proxies want RUSTUP_HOME in Spec.Env and the
-// directory in Options.ExtraReadOnly.
+// shim works). The same directories inside a system tree the jail binds
+// whole — a self-hosted runner installed in /opt/actions-runner, the
+// ledger and receipts in its RUNNER_TEMP — and every runner installation
+// found one or two levels below /opt and /usr/local are hidden behind an
+// empty tmpfs; the sandbox, the private directories and the tools of the
+// runner's tool cache are bound over it (tested for the tools' jail and the
+// agent jail: credentials, file commands, the ledger and another job's
+// checkout read by the unjailed control, unreadable jailed, the sandbox
+// and the rest of /opt still there, a tool-cache program runs). Tools
+// that locate their data through HOME need it named by policy: e.g.
+// rustup's proxies want RUSTUP_HOME in Spec.Env and the directory in
+// Options.ExtraReadOnly.
 //
 // Git configs: every config (and config.worktree) of every git directory in
 // the sandbox — top, nested, submodule gitdirs, worktrees — is parsed; one
@@ -296,13 +344,20 @@
 //
 // # Not covered
 //
-//   - Kernel and sandbox exploits. There is no seccomp filter: jailed code
-//     has the full syscall surface that namespaces (Linux) or Seatbelt
-//     (macOS) leave. Side channels (timing, cache, /proc/loadavg-style
+//   - Kernel and sandbox exploits. The only seccomp filter is the set-id
+//     one of the bwrap jail (above): jailed code otherwise has the full
+//     syscall surface that namespaces (Linux) or Seatbelt (macOS) leave.
+//     On Linux architectures other than amd64 and arm64 there is no filter
+//     at all, and neither "none" nor the agent jail has one (the agent's
+//     workspace is read-only; its HOME and TMPDIR are the caller's to
+//     discard). Side channels (timing, cache, /proc/loadavg-style
 //     global counters) are out of scope.
 //   - Reading what is deliberately exposed: world-readable files under /usr,
-//     /etc, /opt and the toolchain roots, and on Linux root-owned files there
-//     when the runner is root (only the listed secrets are masked). On macOS
+//     /etc, /opt and the toolchain roots, and on Linux root-only files under
+//     /usr, /opt and the toolchain roots when the runner is root (under /etc
+//     they are hidden, see above; a file already in /etc whose mode is
+//     narrowed later shows until a directory the walk saw changes, and
+//     /etc past 50000 entries keeps only the listed masks). On macOS
 //     reads are allowed everywhere outside the hidden areas, the credential
 //     locations and root's secrets: a self-hosted runner installed outside
 //     the home (its .credentials, its _work/_temp) is readable, as is
@@ -341,6 +396,8 @@
 //     on them count too (it can trip early, never late), and a burst
 //     between two polls overshoots (fallocate adds gigabytes per second:
 //     the live test's 64 MiB cap stopped a fill after a few hundred MiB).
+//     A filesystem that reports no inode counts (btrfs reports zero) is
+//     bounded by its bytes only.
 //   - A file-size kill is named from evidence: a program that ignores
 //     SIGXFSZ, rewrites an existing file in place past the cap and exits
 //     between two polls is reported by its exit status only (the cap held).
@@ -401,6 +458,13 @@
 //
 //   - The network is ALLOWED: the agent must reach its model API. So is
 //     the relay socket (in a read-only directory), its only way to act.
+//     Sharing the host's network namespace shares its abstract Unix
+//     sockets too (they have no file a mount could hide); on Linux the
+//     agent starts inside a Landlock domain scoped to abstract sockets and
+//     signals of its own (ABI 6, Linux 6.12), so a host service listening
+//     on one is refused (tested, with the unjailed opt-out reaching it as
+//     the control and the agent's own abstract socket working). On an
+//     older kernel the agent runs without the scope and Reason says so.
 //   - The workspace is read-only and the working directory; only the
 //     private HOME and TMPDIR the caller made are writable (tested: a write
 //     to the workspace fails and leaves nothing).
@@ -409,7 +473,9 @@
 //     /etc/resolv.conf points into, and AgentSpec.ReadOnly (the CLI, node,
 //     the relay, its configuration). Not the real home, not RUNNER_TEMP —
 //     the ledger and the receipts — not /run or another socket (tested: a
-//     file beside the workspace is not visible). On macOS reads follow the
+//     file beside the workspace is not visible; a runner installed under
+//     /opt, its RUNNER_TEMP there included, is hidden as in the tools'
+//     jail). On macOS reads follow the
 //     tools' profile: everything but the homes, other volumes and the
 //     shared temporary directories, then the workspace, HOME, TMPDIR and
 //     the read-only paths again.
@@ -424,7 +490,13 @@
 //   - Fail closed: a jail that cannot be built runs nothing (Killed
 //     "no-jail"; tested with a bubblewrap that fails).
 //
-// Not covered by the agent jail: what the agent sends over the network
+// Not covered by the agent jail: on Linux before 6.12 (Landlock ABI < 6,
+// e.g. Ubuntu 24.04's 6.8), the host's abstract Unix sockets (named in
+// AgentResult.Reason); the host's loopback services and link-local
+// addresses (a database on 127.0.0.1, a Docker API on TCP, a cloud's
+// instance-metadata endpoint with its role credentials on a self-hosted
+// cloud runner): the agent shares the host's network namespace and no
+// filter stands between; what the agent sends over the network
 // (its model API sees the repository content the agent reads, and a
 // prompt-injected agent can send it anywhere it can reach); what it does
 // through the governed tools (that is the gate's and the tools' jail's);

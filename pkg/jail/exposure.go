@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // systemDirs are exposed read-only inside the bwrap jail when present: the
@@ -129,6 +130,42 @@ func newExposureGuard(home, sandbox, tempRoot string, getenv func(string) string
 		}
 	}
 	return g
+}
+
+// runnerSearch are where runner installations are looked for inside the
+// system trees (one and two levels down): /opt/actions-runner,
+// /opt/runners/1, /usr/local/actions-runner.
+var runnerSearch = []string{"/opt", "/usr/local"}
+
+// systemMasks are the runner's directories that lie inside a system tree
+// the jails expose whole (a self-hosted runner installed under /opt): the
+// guard's sensitive directories there, and every runner installation found
+// one or two levels below runnerSearch, outermost only. The sandbox is not
+// among them (nor, below a masked directory, anything bound later: the
+// sandbox, the private directories, the relay): later binds cover the
+// mask. The jails hide each behind an empty tmpfs, read-only once the
+// binds inside it are made.
+func (g exposureGuard) systemMasks() []string {
+	var found []string
+	for _, s := range g.sensitive {
+		if s != g.sandbox && coveredBySystem(s) {
+			found = append(found, s)
+		}
+	}
+	for _, root := range runnerSearch {
+		for _, pat := range []string{"*", "*/*"} {
+			for _, m := range runnerMarkers {
+				hits, _ := filepath.Glob(filepath.Join(root, pat, m))
+				for _, h := range hits {
+					d := filepath.Dir(h)
+					if r, err := filepath.EvalSymlinks(d); err == nil && coveredBySystem(r) {
+						found = append(found, r)
+					}
+				}
+			}
+		}
+	}
+	return minimalRoots(found)
 }
 
 func hasRunnerMarker(dir string) bool {
@@ -258,9 +295,12 @@ func shebang(path string) string {
 
 // exposure is what the bwrap jail shows read-only beyond the system dirs.
 type exposure struct {
-	roots []string // read-only binds (sorted, no root inside another)
-	masks []string // paths inside roots hidden behind an empty file or directory
-	notes []string // PATH entries that were not exposed, and why
+	// system are the runner's directories inside the system trees, hidden
+	// behind an empty tmpfs (exposureGuard.systemMasks).
+	system []string
+	roots  []string // read-only binds (sorted, no root inside another)
+	masks  []string // paths inside roots hidden behind an empty file or directory
+	notes  []string // PATH entries that were not exposed, and why
 }
 
 // coveredBySystem reports whether a resolved path is already visible through
@@ -288,6 +328,11 @@ func computeExposure(pathDirs []string, home, sandbox string, extra []string) (e
 func computeExposureWith(pathDirs, extra []string, g exposureGuard) (exposure, error) {
 	var ex exposure
 	var roots, scanned []string
+	ex.system = g.systemMasks()
+	// Visible through the system binds, unless a mask hides it (a tool in
+	// a runner's work directory under /opt): then it is exposed by the
+	// rules below like any other tree.
+	coveredBySystem := func(p string) bool { return coveredBySystem(p) && !coveredBy(p, ex.system) }
 	for _, d := range pathDirs {
 		r, err := filepath.EvalSymlinks(d)
 		if err != nil {
@@ -397,9 +442,14 @@ func credentialMasks(roots []string, home string) []string {
 }
 
 // existingEtcMasks expands etcMasks against the host, skipping symlinks
-// (a bind would follow them) and absent paths.
+// (a bind would follow them) and absent paths; for a root runner it adds
+// every file and directory under /etc that other users may not read
+// (etcUnreadable).
 func existingEtcMasks() []string {
 	var out []string
+	if os.Geteuid() == 0 {
+		out = etcUnreadableCached("/etc")
+	}
 	for _, m := range etcMasks {
 		matches := []string{m}
 		if strings.ContainsAny(m, "*?[") {
@@ -411,5 +461,118 @@ func existingEtcMasks() []string {
 			}
 		}
 	}
+	return outermost(out)
+}
+
+// outermost drops duplicates and every path inside another of the list
+// (a mask inside a masked directory has no mount point to land on).
+func outermost(paths []string) []string {
+	sort.Strings(paths)
+	var out []string
+	for _, p := range paths {
+		inside := false
+		for _, o := range out {
+			if within(p, o) {
+				inside = true
+				break
+			}
+		}
+		if !inside {
+			out = append(out, p)
+		}
+	}
 	return out
+}
+
+// maxEtcEntries bounds the walk of /etc (a few thousand entries on common
+// systems); past it the rest of /etc keeps only the listed masks.
+const maxEtcEntries = 50000
+
+// etcUnreadable lists what under dir "others" may not read: regular files
+// without o+r and directories without o+r or o+x (not descended). A root
+// runner's jailed uid maps to host uid 0, which owns them, so the
+// permission checks that keep an unprivileged account out of
+// /etc/mysql/debian.cnf, a WireGuard or VPN key, a cluster's admin
+// kubeconfig, an IPsec secret or a service's password file let the step
+// read them: the jail hides them as an unprivileged account finds them.
+// Symlinks are not followed (a target under dir is judged where it lies).
+func etcUnreadable(dir string, budget int) (out []string, dirs map[string]dirKey) {
+	dirs = map[string]dirKey{}
+	var walk func(d string)
+	walk = func(d string) {
+		if fi, err := os.Lstat(d); err == nil {
+			dirs[d] = keyOf(fi)
+		}
+		ents, err := readDirNoFollow(d)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			if budget--; budget < 0 {
+				return
+			}
+			p := filepath.Join(d, e.Name())
+			fi, err := e.Info()
+			if err != nil {
+				continue
+			}
+			perm := fi.Mode().Perm()
+			switch {
+			case fi.IsDir():
+				if perm&0o005 != 0o005 {
+					out = append(out, p)
+					continue
+				}
+				walk(p)
+			case fi.Mode().IsRegular():
+				if perm&0o004 == 0 {
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	walk(dir)
+	return out, dirs
+}
+
+// dirKey is what changes in a directory's stat when an entry is added,
+// removed or renamed, or the directory's own mode changes.
+type dirKey struct {
+	mtime int64
+	mode  os.FileMode
+}
+
+func keyOf(fi os.FileInfo) dirKey { return dirKey{fi.ModTime().UnixNano(), fi.Mode()} }
+
+// etcCache keeps etcUnreadable's answer while no directory it walked
+// changed (one lstat per directory instead of one per entry: the walk costs
+// milliseconds, every step pays the check). Not seen until a directory
+// changes: a file already there whose mode is narrowed later (it was
+// readable by everyone when the walk saw it).
+var etcCache struct {
+	sync.Mutex
+	root string
+	dirs map[string]dirKey
+	out  []string
+}
+
+func etcUnreadableCached(root string) []string {
+	etcCache.Lock()
+	defer etcCache.Unlock()
+	if etcCache.root == root && etcCache.dirs != nil {
+		valid := true
+		for d, k := range etcCache.dirs {
+			fi, err := os.Lstat(d)
+			if err != nil || keyOf(fi) != k {
+				valid = false
+				break
+			}
+		}
+		if valid {
+			return append([]string(nil), etcCache.out...)
+		}
+	}
+	out, dirs := etcUnreadable(root, maxEtcEntries)
+	etcCache.root, etcCache.dirs, etcCache.out = root, dirs, out
+	return append([]string(nil), out...)
 }

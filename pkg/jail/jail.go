@@ -40,7 +40,9 @@ type Limits struct {
 	// of the filesystems holding the sandbox and the private TMPDIR/HOME,
 	// polled during the step and checked after it; default 4096 (4 GiB).
 	// The jail's own tmpfs (/tmp, /dev/shm) are capped by size instead
-	// (FileSizeMB each).
+	// (FileSizeMB each). New files (inodes) count too, 4 KiB of the cap
+	// each: empty files take no block, and millions of them would exhaust
+	// the host filesystem's inodes.
 	DiskMB int
 }
 

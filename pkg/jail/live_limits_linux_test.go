@@ -383,3 +383,39 @@ func TestLiveCgroupPlacement(t *testing.T) {
 	assert.Empty(t, left)
 	_ = cmd.Wait()
 }
+
+// TestLiveInodeCap: empty files take an inode and no block, so a step
+// making millions of them exhausts the host filesystem's inodes (every
+// later file creation on it fails, the ledger's included) while the used
+// space barely moves. The disk cap charges one inode per 4 KiB: under an
+// 8 MiB cap (2048 files) a step creating 50000 empty files is killed and
+// named; the control, the same step under a 1 GiB cap (262144 files),
+// completes.
+func TestLiveInodeCap(t *testing.T) {
+	f := newFixture(t)
+	const script = `python3 - <<'EOF'
+import os
+os.mkdir("many")
+for i in range(50000):
+    os.close(os.open("many/f%d" % i, os.O_CREAT | os.O_WRONLY))
+print("CREATED", flush=True)
+EOF`
+	spec := f.spec(script)
+	spec.Limits = Limits{DiskMB: 1024, WallClock: 60 * time.Second}
+	control := f.run(f.jail, spec)
+	require.Contains(t, string(control.Output), "CREATED", "control: 50000 files under a 1 GiB cap")
+	require.Empty(t, control.Killed)
+	require.NoError(t, os.RemoveAll(filepath.Join(f.sandbox, "many")))
+
+	spec.Limits.DiskMB = 8
+	res := f.run(f.jail, spec)
+	// 50000 empty files in one directory add about 2 MiB of directory
+	// blocks: without the inode count the step completes under 8 MiB.
+	// Other writers on the same filesystem may trip the byte cap first (the
+	// guard measures the filesystem), so the reason is logged, not pinned.
+	assert.Equal(t, "disk>8MB", res.Killed)
+	assert.NotContains(t, string(res.Output), "CREATED")
+	ents, _ := os.ReadDir(filepath.Join(f.sandbox, "many"))
+	t.Logf("files created before the kill: %d (%s)", len(ents), res.Reason)
+	assert.Less(t, len(ents), 50000, "the step was stopped")
+}

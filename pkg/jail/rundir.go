@@ -17,6 +17,10 @@ type runDir struct {
 	// nproc is the RLIMIT_NPROC the launcher should apply (0: none), set
 	// by the runner before the backend builds its command line.
 	nproc int
+	// seccompFD is the descriptor number (in the launched process) of the
+	// bwrap jail's seccomp filter (0: none), set by the backend that opens
+	// it (launch.files).
+	seccompFD int
 }
 
 func newRunDir(parent string) (*runDir, error) {

@@ -34,6 +34,10 @@ type launch struct {
 	// after runs once every process of the step is gone, before the
 	// tripwire looks (bwrap removes the mount points it created).
 	after func()
+	// files are passed to the launcher after the started marker, as
+	// descriptors startedFD+1, ... (bwrap's seccomp filter); closed here
+	// once it started.
+	files []*os.File
 }
 
 // Memory and task guard names (Result.MemoryGuard, Result.TaskGuard).
@@ -75,6 +79,11 @@ func execute(ctx context.Context, p *prepared, opts Options, build func(*runDir)
 		rd.nproc = p.limits.Tasks
 	}
 	l, err := build(rd)
+	defer func() {
+		for _, f := range l.files {
+			f.Close()
+		}
+	}()
 	if err != nil {
 		// A launcher that cannot express this step (a path no profile
 		// can carry) is a refusal, recorded as no-jail, not a fault.
@@ -99,6 +108,7 @@ func execute(ctx context.Context, p *prepared, opts Options, build func(*runDir)
 		out.Close()
 		return Result{}, fmt.Errorf("jail: started marker: %w", err)
 	}
+	closeInheritedOnExec()
 	disk := newDiskGuard([]string{p.spec.Sandbox, rd.root}, int64(p.limits.DiskMB)<<20)
 	env := buildEnv(os.Environ(), p.spec.PATH, rd.home, rd.tmp, token, p.spec.Env)
 	newCmd := func(argv []string, clone bool) *exec.Cmd {
@@ -108,7 +118,7 @@ func execute(ctx context.Context, p *prepared, opts Options, build func(*runDir)
 		}
 		return &exec.Cmd{Path: argv[0], Args: argv, Dir: p.spec.Sandbox, Env: env,
 			Stdout: out, Stderr: out, // one file for both: interleaved, and never a pipe
-			ExtraFiles: []*os.File{marker}, SysProcAttr: attr}
+			ExtraFiles: append([]*os.File{marker}, l.files...), SysProcAttr: attr}
 	}
 	var cmd *exec.Cmd
 	switch {
@@ -318,8 +328,7 @@ func endOfStepChecks(p *prepared, rd *runDir, cg *stepCgroup, disk *diskGuard, w
 		}
 	}
 	if grown, over := disk.over(); over {
-		e.killed, e.reason = fmt.Sprintf("disk>%dMB", p.limits.DiskMB),
-			fmt.Sprintf("the step added %d MiB to the disk, over its %d MiB cap", grown>>20, p.limits.DiskMB)
+		e.killed, e.reason = diskKill(disk, grown, p.limits.DiskMB)
 		return e
 	}
 	if outBytes > capBytes {
@@ -377,43 +386,76 @@ func joinReason(a, b string) string {
 	return a + "; " + b
 }
 
-// diskGuard watches the used space of the filesystems holding the sandbox
-// and the private directories. It measures the filesystem, not the step:
-// other writers on the same filesystem count too (the cap can only trip
-// early, never late), and a burst between two polls can overshoot it.
+// diskGuard watches the used space and the used inodes of the filesystems
+// holding the sandbox and the private directories. It measures the
+// filesystem, not the step: other writers on the same filesystem count too
+// (the cap can only trip early, never late), and a burst between two polls
+// can overshoot it.
+//
+// Files count apart from bytes: empty files take an inode and no block, so
+// a step creating millions of them would exhaust the host filesystem's
+// inodes (every later file creation on it fails, the ledger's included)
+// while its used space barely grew. The cap charges one inode per
+// bytesPerInode of the disk cap: DiskMB 4096 allows 1 Mi new files.
 type diskGuard struct {
 	paths []string
-	base  map[uint64]int64 // device → used bytes when the step started
+	base  map[uint64]usage // device → usage when the step started
 	cap   int64
 }
 
+// usage is one filesystem's used bytes and inodes.
+type usage struct{ bytes, inodes int64 }
+
+// bytesPerInode is what the disk cap charges for one new file (inode).
+const bytesPerInode = 4096
+
 func newDiskGuard(paths []string, capBytes int64) *diskGuard {
-	g := &diskGuard{paths: paths, base: map[uint64]int64{}, cap: capBytes}
+	g := &diskGuard{paths: paths, base: map[uint64]usage{}, cap: capBytes}
 	for _, p := range paths {
-		if dev, used, err := fsUsage(p); err == nil {
+		if dev, used, inodes, err := fsUsage(p); err == nil {
 			if _, ok := g.base[dev]; !ok {
-				g.base[dev] = used
+				g.base[dev] = usage{used, inodes}
 			}
 		}
 	}
 	return g
 }
 
-// over reports the growth so far and whether it passed the cap.
-func (g *diskGuard) over() (int64, bool) {
-	var grown int64
+// inodeCap is how many new inodes the disk cap allows.
+func (g *diskGuard) inodeCap() int64 { return g.cap / bytesPerInode }
+
+// over reports the growth so far (bytes and inodes) and whether either
+// passed its cap.
+func (g *diskGuard) over() (grown usage, over bool) {
 	seen := map[uint64]bool{}
 	for _, p := range g.paths {
-		dev, used, err := fsUsage(p)
+		dev, used, inodes, err := fsUsage(p)
 		if err != nil || seen[dev] {
 			continue
 		}
 		seen[dev] = true
-		if b, ok := g.base[dev]; ok && used > b {
-			grown += used - b
+		b, ok := g.base[dev]
+		if !ok {
+			continue
+		}
+		if used > b.bytes {
+			grown.bytes += used - b.bytes
+		}
+		if inodes > b.inodes {
+			grown.inodes += inodes - b.inodes
 		}
 	}
-	return grown, grown > g.cap
+	return grown, grown.bytes > g.cap || grown.inodes > g.inodeCap()
+}
+
+// diskKill names a disk-cap kill: which of the two caps the growth passed.
+func diskKill(g *diskGuard, grown usage, diskMB int) (killed, reason string) {
+	killed = fmt.Sprintf("disk>%dMB", diskMB)
+	if grown.bytes > g.cap {
+		return killed, fmt.Sprintf("the step added %d MiB to the disk, over its %d MiB cap", grown.bytes>>20, diskMB)
+	}
+	return killed, fmt.Sprintf("the step added %d files (inodes) to the disk, over the %d its %d MiB cap allows (one per %d bytes)",
+		grown.inodes, g.inodeCap(), diskMB, bytesPerInode)
 }
 
 // live copies new output to Spec.Live while the step runs.
@@ -531,8 +573,7 @@ func (w *watchdog) loop() {
 			return
 		case <-diskTick.C:
 			if grown, over := w.disk.over(); over {
-				w.kill(fmt.Sprintf("disk>%dMB", w.limits.DiskMB),
-					fmt.Sprintf("the step added %d MiB to the disk, over its %d MiB cap", grown>>20, w.limits.DiskMB))
+				w.kill(diskKill(w.disk, grown, w.limits.DiskMB))
 				return
 			}
 		case <-tick.C:

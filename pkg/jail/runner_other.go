@@ -4,6 +4,7 @@ package jail
 
 import (
 	"context"
+	"os"
 	"runtime"
 )
 
@@ -16,6 +17,7 @@ type launch struct {
 	// pidNamespace and after mirror the unix runner's launch.
 	pidNamespace bool
 	after        func()
+	files        []*os.File
 }
 
 // execute fails closed: this OS has no process-tree watchdog.

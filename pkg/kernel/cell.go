@@ -401,9 +401,9 @@ func (c *Cell) readFile(rel string) ([]byte, error) {
 		return nil, fmt.Errorf("read_file: %w", err)
 	}
 	defer root.Close()
-	f, err := root.Open(rel)
+	f, err := openRegular(root, "read_file", rel)
 	if err != nil {
-		return nil, fmt.Errorf("read_file %s: %w", rel, unwrapPathError(err))
+		return nil, err
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxReadBytes+1))

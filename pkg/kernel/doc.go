@@ -19,7 +19,12 @@
 //   - File tools (read_file, write_file, edit_file, list_dir) are confined
 //     to the sandbox by an os.Root of it, whatever changed since the gate
 //     looked; a write goes to a temporary file beside the target and a
-//     rename, so a failed write leaves the old content. edit_file replaces
+//     rename, so a failed write leaves the old content. read_file and
+//     edit_file read only a regular file and list_dir only a directory,
+//     opened without waiting: a named pipe a step left where the agent
+//     looks is refused at once, never waited on with the Cell's lock held
+//     (tested live: a jailed step's pipes, its regular file as the
+//     control). edit_file replaces
 //     the one occurrence of its exact old text (overlapping occurrences
 //     counted) through the same write; zero or several matches change
 //     nothing and the error says how many. A git config (jail.IsGitConfig:

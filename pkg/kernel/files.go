@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/deponent-dev/deponent-action/pkg/jail"
@@ -95,6 +96,40 @@ func (c *Cell) isGitConfig(rel string) bool {
 	})
 }
 
+// openNonBlocking opens rel read-only through root without waiting on it,
+// and returns what it is. A step may leave a named pipe (or a socket) where
+// a file or directory was: a plain open of a FIFO waits for a writer that
+// never comes, and the Cell would hang holding its lock, with every later
+// call of the session queued behind it. O_NONBLOCK makes that open return
+// at once (it changes nothing for regular files and directories), and the
+// callers refuse anything that is not what they read.
+func openNonBlocking(root *os.Root, rel string) (*os.File, fs.FileInfo, error) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
+}
+
+// openRegular opens the regular file rel through root (openNonBlocking);
+// anything else is an error that names what it is.
+func openRegular(root *os.Root, tool, rel string) (*os.File, error) {
+	f, st, err := openNonBlocking(root, rel)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", tool, rel, unwrapPathError(err))
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s %s: not a regular file (%s)", tool, rel, kindOf(st.Mode()))
+	}
+	return f, nil
+}
+
 // readRegular reads the regular file rel through an os.Root of the sandbox,
 // bounded by MaxReadBytes.
 func (c *Cell) readRegular(tool, rel string) ([]byte, error) {
@@ -103,18 +138,11 @@ func (c *Cell) readRegular(tool, rel string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", tool, err)
 	}
 	defer root.Close()
-	f, err := root.Open(rel)
+	f, err := openRegular(root, tool, rel)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", tool, rel, unwrapPathError(err))
+		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", tool, rel, unwrapPathError(err))
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s %s: not a regular file (%s)", tool, rel, kindOf(st.Mode()))
-	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxReadBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", tool, rel, unwrapPathError(err))
@@ -137,15 +165,11 @@ func (c *Cell) listDir(rel string) ([]byte, error) {
 		return nil, fmt.Errorf("list_dir: %w", err)
 	}
 	defer root.Close()
-	f, err := root.Open(rel)
+	f, st, err := openNonBlocking(root, rel)
 	if err != nil {
 		return nil, fmt.Errorf("list_dir %s: %w", rel, unwrapPathError(err))
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("list_dir %s: %w", rel, unwrapPathError(err))
-	}
 	if !st.IsDir() {
 		return nil, fmt.Errorf("list_dir %s: not a directory (%s); use read_file for a file", rel, kindOf(st.Mode()))
 	}
