@@ -338,7 +338,7 @@ func TestRequireOutcome(t *testing.T) {
 	assertFail(t, run(t, nil, nil, "--allow-fail", under), "stored outcome GOVERNED_FAIL but the chain recomputes to GOVERNED_PASS")
 
 	// No verify command: GOVERNED_UNVERIFIED, a pass only when asked.
-	noVerify := receipt(t, verifytest.Spec{Governance: &evidence.Governance{Canaries: true, JailCanaries: true, Jail: verifytest.Jail}})
+	noVerify := receipt(t, verifytest.Spec{Records: verifytest.Unverified(verifytest.Jail), Governance: &evidence.Governance{Canaries: true, JailCanaries: true, Jail: verifytest.Jail}})
 	assertFail(t, run(t, nil, nil, noVerify), "the chain recomputes to GOVERNED_UNVERIFIED; GOVERNED_PASS required: no verify command was configured", "--allow-no-verify-command")
 	r = run(t, nil, nil, "--allow-no-verify-command", noVerify)
 	assertOK(t, r)
@@ -384,6 +384,15 @@ func TestForgeriesFailByDefault(t *testing.T) {
 	trailing := slices.Clone(good)
 	trailing[build].Tool = "run_cmd "
 	editGov := func(f func(canon.Value) canon.Value) func(canon.Value) canon.Value { return f }
+	// A forger's governance edit: the stored summary as the chain counts it
+	// (Build recounts), with no reason to fail, and a stored pass.
+	noReasons := editGov(func(g canon.Value) canon.Value { return g.With("reasons", canon.Arr()) })
+	// The verify entry ran another command than the configured one: the
+	// "verify=passed" would be the stored verify_command's word.
+	otherVerify := slices.Clone(good)
+	otherVerify[len(good)-1].Params = map[string]any{"cmd": "true"}
+	// The agent broke the build after the verify command passed.
+	afterVerify := append(slices.Clone(good), verifytest.Step("builder", "write_file", evidence.VerdictAllow))
 	cases := []struct {
 		name string
 		spec verifytest.Spec
@@ -414,6 +423,12 @@ func TestForgeriesFailByDefault(t *testing.T) {
 			`field "unjailed" is a number, want the boolean true`},
 		{"tool \"run_cmd \"", verifytest.Spec{Records: trailing, Outcome: evidence.OutcomePass},
 			`allowed tool "run_cmd ", which nothing executes`},
+		{"verify entry ran another command", verifytest.Spec{Records: otherVerify, Outcome: evidence.OutcomePass,
+			EditGovernance: noReasons},
+			`the harness ran "true", not the run's verify command "go test ./..."`},
+		{"agent acted after the verify command", verifytest.Spec{Records: afterVerify, Outcome: evidence.OutcomePass,
+			EditGovernance: noReasons},
+			"(builder write_file) was recorded after the verify command"},
 		{"reasons rewritten", verifytest.Spec{Records: blocked,
 			EditGovernance: editGov(func(g canon.Value) canon.Value { return g.With("reasons", canon.Arr(canon.Str("all good"))) })},
 			"governance.reasons (1) are not the 1 the chain recomputes"},
@@ -511,7 +526,7 @@ func TestMaxBlocked(t *testing.T) {
 	assertOK(t, run(t, nil, nil, "--max-blocked", "0", good))
 
 	onBlock := &evidence.Governance{Canaries: true, JailCanaries: true, VerifyCommand: "go test ./...", Jail: "bwrap", OnBlockContinue: true}
-	blocked := receipt(t, verifytest.Spec{Governance: onBlock, Records: append(verifytest.Good("bwrap"),
+	blocked := receipt(t, verifytest.Spec{Governance: onBlock, Records: verifytest.GoodWith("bwrap",
 		verifytest.Step("builder", "run_cmd", evidence.VerdictBlock), verifytest.Step("builder", "read_file", evidence.VerdictBlock))})
 	assertOK(t, run(t, nil, nil, "--max-blocked", "2", blocked))
 	_, _, canaries := verifytest.Tally(verifytest.Good("bwrap"))

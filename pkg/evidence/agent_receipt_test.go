@@ -24,7 +24,7 @@ func agentReceipt(t *testing.T, agentJail string, edit func(AgentRecord) AgentRe
 	session.Params = map[string]any{"agent": "claude"}
 	session.BlastClass = ClassAgentSession
 	session.OutcomeSHA256 = transcript
-	entries := chain(t, append(rs, session)...)
+	entries := chain(t, beforeVerify(rs, session)...)
 	a := Assess(entries, g)
 	rec := AgentRecord{Kind: "claude", ExitCode: 0, DurationMS: 1200, ToolCalls: 7, TranscriptSHA256: transcript,
 		Transcript: "agent-transcript.jsonl", Jail: agentJail, Unjailed: agentJail == "none", Status: "completed",

@@ -159,6 +159,10 @@ type Assessor struct {
 	a        Assessment
 	ran      map[string]bool
 	sessions int
+	// verifies counts the harness's verify-command entries; verifyAt is
+	// the index of the first.
+	verifies int
+	verifyAt int64
 }
 
 // NewAssessor starts judging a chain under g.
@@ -225,6 +229,7 @@ func (s *Assessor) Add(raw canon.Value) {
 	case AgentHarness:
 		switch e.Tool {
 		case ToolRunCmd:
+			s.checkVerifyCommand(i, raw)
 			a.VerifyRan = a.VerifyRan || e.Executed()
 			if e.Succeeded() {
 				a.VerifyPassed = true
@@ -232,6 +237,7 @@ func (s *Assessor) Add(raw canon.Value) {
 				s.fail("verify command (entry %d) %s", i, e.Failure())
 			}
 		case ToolAgentSession:
+			s.afterVerify(i, e)
 			s.sessions++
 			if c, err := canon.Parse(canon.Canonical(raw), EntryLimits); err == nil {
 				a.AgentSessions = append(a.AgentSessions, c) // raw may be a reused container
@@ -246,6 +252,7 @@ func (s *Assessor) Add(raw canon.Value) {
 			s.fail("entry %d: the harness recorded tool %q, which it never runs", i, e.Tool)
 		}
 	default:
+		s.afterVerify(i, e)
 		if e.Verdict == VerdictBlock {
 			a.AgentBlocked++
 			if e.Class == ClassToolCallLimit {
@@ -259,6 +266,53 @@ func (s *Assessor) Add(raw canon.Value) {
 				s.fail("step %d %s (fail-on-step-error)", i, e.Failure())
 			}
 		}
+	}
+}
+
+// checkVerifyCommand holds the harness's verify-command entry to the
+// run's configuration: the governance object names the command
+// (verify_command), the entry records what ran (params.cmd, cut to
+// ParamMaxChars as every parameter is). A verify entry in a run configured
+// without one, one that ran another command, or a second one, is a verify
+// result the configuration does not account for: the pass it testifies to
+// would be the stored verify_command's word, not the chain's.
+func (s *Assessor) checkVerifyCommand(i int64, raw canon.Value) {
+	s.verifies++
+	if s.verifies == 1 {
+		s.verifyAt = i
+	} else {
+		s.fail("entry %d: the harness ran a verify command again (first at entry %d); it runs it once", i, s.verifyAt)
+	}
+	params, _ := raw.Get(FieldParams)
+	cmd, isStr := EntryParam(params, "cmd")
+	switch {
+	case s.g.VerifyCommand == "":
+		s.fail("entry %d: the harness ran a verify command, but the run was configured without one", i)
+	case !isStr || cmd != cutChars(s.g.VerifyCommand, ParamMaxChars):
+		s.fail("entry %d: the harness ran %q, not the run's verify command %q", i, cmd, s.g.VerifyCommand)
+	}
+}
+
+// EntryParam is params[key] when params is an object and that member a
+// string.
+func EntryParam(params canon.Value, key string) (string, bool) {
+	if params.Kind() != canon.Object {
+		return "", false
+	}
+	v, ok := params.Get(key)
+	if !ok {
+		return "", false
+	}
+	return v.AsString()
+}
+
+// afterVerify fails an action of the agent recorded after the verify
+// command: the harness runs the verify command once the agent is done, so
+// what the agent did after it (a write that breaks what was tested) is
+// something the verify result does not cover.
+func (s *Assessor) afterVerify(i int64, e Entry) {
+	if s.verifies > 0 {
+		s.fail("entry %d (%s %s) was recorded after the verify command (entry %d): the verify result does not cover it", i, e.Agent, e.Tool, s.verifyAt)
 	}
 }
 

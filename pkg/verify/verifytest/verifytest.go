@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -90,6 +91,21 @@ func Good(jail string) []evidence.Record {
 		Ran("builder", jail, 0),
 		Ran(evidence.AgentHarness, jail, 0),
 	)
+}
+
+// GoodWith is Good with the agent's further actions recorded where a run
+// records them: before the verify command, which the harness runs last.
+func GoodWith(jail string, steps ...evidence.Record) []evidence.Record {
+	good := Good(jail)
+	n := len(good) - 1
+	return slices.Concat(good[:n:n], steps, good[n:])
+}
+
+// Unverified is Good without the verify command, the chain of a run
+// configured without one.
+func Unverified(jail string) []evidence.Record {
+	good := Good(jail)
+	return good[:len(good)-1]
 }
 
 // Tally counts entries, allowed and blocked as the verifier prints them.
