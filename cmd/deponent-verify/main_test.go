@@ -393,6 +393,13 @@ func TestForgeriesFailByDefault(t *testing.T) {
 	otherVerify[len(good)-1].Params = map[string]any{"cmd": "true"}
 	// The agent broke the build after the verify command passed.
 	afterVerify := append(slices.Clone(good), verifytest.Step("builder", "write_file", evidence.VerdictAllow))
+	// A jail canary "proven" by a file tool, which records no exit code.
+	fileCanary := slices.Clone(good)
+	for i, r := range fileCanary {
+		if slices.ContainsFunc(r.Extra, func(m canon.Member) bool { s, _ := m.Value.AsString(); return s == evidence.CanaryJailNetwork }) {
+			fileCanary[i] = verifytest.Step(evidence.AgentCanary, "read_file", evidence.VerdictAllow, canon.M(evidence.FieldCanary, canon.Str(evidence.CanaryJailNetwork)))
+		}
+	}
 	cases := []struct {
 		name string
 		spec verifytest.Spec
@@ -429,6 +436,9 @@ func TestForgeriesFailByDefault(t *testing.T) {
 		{"agent acted after the verify command", verifytest.Spec{Records: afterVerify, Outcome: evidence.OutcomePass,
 			EditGovernance: noReasons},
 			"(builder write_file) was recorded after the verify command"},
+		{"jail canary proven by a file tool", verifytest.Spec{Records: fileCanary, Outcome: evidence.OutcomePass,
+			EditGovernance: noReasons},
+			`canary "jail-network" (entry 5) was not blocked`},
 		{"reasons rewritten", verifytest.Spec{Records: blocked,
 			EditGovernance: editGov(func(g canon.Value) canon.Value { return g.With("reasons", canon.Arr(canon.Str("all good"))) })},
 			"governance.reasons (1) are not the 1 the chain recomputes"},

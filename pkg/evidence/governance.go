@@ -381,12 +381,23 @@ func (s *Assessor) assessCanary(i int64, e Entry) {
 		return
 	}
 	a.CanariesRun++
+	if !slices.Contains(GateCanaries, e.Canary) && !slices.Contains(JailCanaries, e.Canary) {
+		s.canaryFail("entry %d: canary %q is not one the harness runs", i, e.Canary)
+		return
+	}
+	if s.ran[e.Canary] {
+		s.canaryFail("entry %d: canary %q is recorded twice; the harness runs each once", i, e.Canary)
+		return
+	}
 	s.ran[e.Canary] = true
 	jailProbe := strings.HasPrefix(e.Canary, JailCanaryPrefix)
 	switch {
 	case e.Verdict == VerdictBlock:
 		a.CanariesHeld++
-	case jailProbe && !g.DryRun && e.Succeeded():
+	// A jail canary's proof is its probe's exit status: a command that ran
+	// in the jail and exited 0. Any other allowed action (a file tool
+	// records no exit code and "succeeds") proves nothing of the jail.
+	case jailProbe && !g.DryRun && e.Tool == ToolRunCmd && e.ExitCode != nil && e.Succeeded():
 		a.CanariesHeld++
 	case !g.DryRun:
 		s.canaryFail("canary %q (entry %d) was not blocked", e.Canary, i)

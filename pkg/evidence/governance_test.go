@@ -155,6 +155,18 @@ func TestAssessRules(t *testing.T) {
 		{"agent session after the verify", func(rs []Record) []Record {
 			return append(rs, step(AgentHarness, ToolAgentSession, VerdictAllow, exit(0)))
 		}, func(g *Governance) { g.Agent = "claude" }, "entry 9 (deponent-harness agent_session) was recorded after the verify command"},
+		// A canary is held by its own proof: a gate canary's block, a jail
+		// canary's probe that ran in the jail and exited 0.
+		{"jail canary proven by a file tool", func(rs []Record) []Record {
+			rs[1] = step(AgentCanary, ToolReadFile, VerdictAllow, canary(CanaryJailWriteOutside))
+			return rs
+		}, nil, `canary "jail-write-outside" (entry 1) was not blocked`},
+		{"a canary the harness does not run", func(rs []Record) []Record {
+			return append(rs, step(AgentCanary, ToolRunCmd, VerdictBlock, canary("made-up")))
+		}, nil, `entry 9: canary "made-up" is not one the harness runs`},
+		{"a canary recorded twice", func(rs []Record) []Record {
+			return append(rs, step(AgentCanary, ToolRunCmd, VerdictBlock, canary(CanaryDestructive)))
+		}, nil, `entry 9: canary "destructive" is recorded twice`},
 		{"canaries missing", func(rs []Record) []Record { return rs[2:5] }, nil, "none ran"},
 		{"one gate canary missing", func(rs []Record) []Record { return rs[:8] }, nil, `canary "jail-network" did not run`},
 		{"a claimed jail canary missing", func(rs []Record) []Record { return append(rs[:1], rs[2:]...) }, nil, `canary "jail-write-outside" did not run`},
