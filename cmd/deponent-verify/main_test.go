@@ -632,6 +632,32 @@ func TestMinReceipts(t *testing.T) {
 	assertFail(t, r, filepath.Join(clash, "a.json"), "two testimonies claim one id")
 	assertFail(t, r, filepath.Join(clash, "b.json"), "two testimonies claim one id")
 
+	// One run's chain re-signed as a second receipt (another id and
+	// session) is not a second run: both fail, and --min-receipts 2 is
+	// not met by it. Its replay for another commit fails the same way.
+	orig := verifytest.Build(t, verifytest.Spec{})
+	for _, c := range []struct {
+		name string
+		prov canon.Value
+	}{{"another session", orig.Provenance}, {"another commit", orig.Provenance.With(evidence.ProvCommit, canon.Str(strings.Repeat("ab", 20)))}} {
+		t.Run(c.name, func(t *testing.T) {
+			gov, _ := orig.Body.Get(evidence.RFieldGovernance)
+			replay, err := evidence.BuildReceipt(evidence.ReceiptInput{Producer: orig.Producer, SessionID: "s2", Model: orig.Model, Task: orig.Task,
+				Outcome: orig.Outcome, Entries: orig.Entries, Provenance: c.prov,
+				Extra: []canon.Member{canon.M(evidence.RFieldGovernance, gov)}, Now: time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)})
+			require.NoError(t, err)
+			require.NotEqual(t, orig.ID, replay.ID)
+			two := t.TempDir()
+			a := verifytest.WriteFile(t, filepath.Join(two, "a.json"), orig)
+			b := verifytest.WriteFile(t, filepath.Join(two, "b.json"), replay)
+			assertOK(t, run(t, nil, nil, "--allow-any-commit", a))
+			assertOK(t, run(t, nil, nil, "--allow-any-commit", b))
+			r := run(t, nil, nil, "--allow-any-commit", "--min-receipts", "2", two)
+			assertFail(t, r, a, "chain: receipt "+orig.ID+" has the same chain", "one run's testimony claimed twice")
+			assertFail(t, r, b, "chain: receipt "+replay.ID+" has the same chain")
+		})
+	}
+
 	// An expectation that checked nothing is a failure.
 	assertFail(t, run(t, nil, nil, "--min-receipts", "0", "--expect-commit", verifytest.Commit, empty), "--expect-commit", "no receipt was verified")
 }

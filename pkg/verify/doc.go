@@ -56,8 +56,10 @@
 // recomputed one (evidence.CompareGovernance), a governance object that
 // cannot be read (an unknown schema, a field of the wrong type: nothing is
 // then recomputed), a provenance jail or policy hash other than the
-// governance object's, and two receipts that claim one id with different
-// content.
+// governance object's, two receipts that claim one id with different
+// content, and two receipts with different ids that hold one chain (same
+// length and head): one run's testimony re-signed as another run, for
+// another commit or to be counted twice.
 //
 // # Expectations
 //
@@ -76,7 +78,7 @@
 //     (Assessment.AgentBlocked; the canaries' are blocked by design and
 //     not counted, unreadable entries are counted as blocked).
 //   - MinReceipts (--min-receipts N, default 1): at least N distinct
-//     receipt ids verify across all PATHs. A receipt read twice (a copy, a
+//     receipt ids, each with its own chain, verify across all PATHs. A receipt read twice (a copy, a
 //     store and its zip) is counted once and marked duplicate_of. Every
 //     directory or zip PATH must also hold a receipt, unless N is 0.
 //   - Anchors.Len and Anchors.Head (--expect-len, --expect-head): the

@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"slices"
@@ -142,7 +143,12 @@ func Ran(agent, jail string, exit int64, extra ...canon.Member) evidence.Record 
 // Chain appends records to a fresh in-memory ledger.
 func Chain(tb testing.TB, rs []evidence.Record) []canon.Value {
 	tb.Helper()
-	l, err := evidence.OpenLedger(evidence.LedgerOptions{Now: fixedClock})
+	return chainAt(tb, rs, fixedClock)
+}
+
+func chainAt(tb testing.TB, rs []evidence.Record, now func() time.Time) []canon.Value {
+	tb.Helper()
+	l, err := evidence.OpenLedger(evidence.LedgerOptions{Now: now})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -156,6 +162,17 @@ func Chain(tb testing.TB, rs []evidence.Record) []canon.Value {
 
 func fixedClock() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
 
+// sessionClock is fixedClock for the default session "s1" and a few
+// minutes off it, by the session's name, for any other.
+func sessionClock(session string) time.Time {
+	if session == "s1" {
+		return fixedClock()
+	}
+	h := fnv.New32a()
+	h.Write([]byte(session))
+	return fixedClock().Add(time.Duration(1+h.Sum32()%86400) * time.Second)
+}
+
 // Build signs a receipt as the action does.
 func Build(tb testing.TB, s Spec) *evidence.Receipt {
 	tb.Helper()
@@ -164,7 +181,14 @@ func Build(tb testing.TB, s Spec) *evidence.Receipt {
 	if rs == nil {
 		rs = Good(jail)
 	}
-	entries := Chain(tb, rs)
+	// Each run's entries carry its own time (its Now, offset by its
+	// session), as two runs' do: no two runs share a chain (the verifier
+	// fails two ids for one chain).
+	at := sessionClock(or(s.SessionID, "s1"))
+	if !s.Now.IsZero() {
+		at = at.Add(s.Now.Sub(fixedClock()))
+	}
+	entries := chainAt(tb, rs, func() time.Time { return at })
 	g := evidence.Governance{Canaries: true, JailCanaries: jail != "", VerifyCommand: "go test ./...", Jail: jail, PolicySHA256: PolicySH}
 	if s.Governance != nil {
 		g = *s.Governance
