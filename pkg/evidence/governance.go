@@ -163,6 +163,9 @@ type Assessor struct {
 	// the index of the first.
 	verifies int
 	verifyAt int64
+	// acts counts the agent's entries so far, for the agent session's
+	// tool_calls.
+	acts int64
 }
 
 // NewAssessor starts judging a chain under g.
@@ -239,6 +242,14 @@ func (s *Assessor) Add(raw canon.Value) {
 		case ToolAgentSession:
 			s.afterVerify(i, e)
 			s.sessions++
+			// Every tool call of a live agent is recorded as one entry
+			// before the session's own: its count binds them.
+			switch {
+			case e.ToolCalls == nil:
+				s.fail("the agent session (entry %d) records no tool_calls", i)
+			case *e.ToolCalls != s.acts:
+				s.fail("the agent session (entry %d) counts %d tool calls, but the chain records %d actions of the agent before it", i, *e.ToolCalls, s.acts)
+			}
 			if c, err := canon.Parse(canon.Canonical(raw), EntryLimits); err == nil {
 				a.AgentSessions = append(a.AgentSessions, c) // raw may be a reused container
 			}
@@ -253,6 +264,7 @@ func (s *Assessor) Add(raw canon.Value) {
 		}
 	default:
 		s.afterVerify(i, e)
+		s.acts++
 		if e.Verdict == VerdictBlock {
 			a.AgentBlocked++
 			if e.Class == ClassToolCallLimit {

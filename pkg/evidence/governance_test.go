@@ -152,6 +152,14 @@ func TestAssessRules(t *testing.T) {
 		{"agent acted after the verify", func(rs []Record) []Record {
 			return append(rs, step("builder", ToolWriteFile, VerdictAllow))
 		}, nil, "entry 9 (builder write_file) was recorded after the verify command (entry 4)"},
+		// A live agent's tool calls are each one entry before its
+		// session's: the session's count binds them.
+		{"session counts more tool calls than the chain holds", func(rs []Record) []Record {
+			return beforeVerify(rs, step(AgentHarness, ToolAgentSession, VerdictAllow, exit(0), canon.M(FieldToolCalls, canon.Int(3))))
+		}, func(g *Governance) { g.Agent = "claude" }, "the agent session (entry 4) counts 3 tool calls, but the chain records 2 actions of the agent before it"},
+		{"session without tool_calls", func(rs []Record) []Record {
+			return beforeVerify(rs, step(AgentHarness, ToolAgentSession, VerdictAllow, exit(0)))
+		}, func(g *Governance) { g.Agent = "claude" }, "the agent session (entry 4) records no tool_calls"},
 		{"agent session after the verify", func(rs []Record) []Record {
 			return append(rs, step(AgentHarness, ToolAgentSession, VerdictAllow, exit(0)))
 		}, func(g *Governance) { g.Agent = "claude" }, "entry 9 (deponent-harness agent_session) was recorded after the verify command"},
@@ -298,7 +306,7 @@ func TestAssessOtherOutcomes(t *testing.T) {
 	// A live agent's session, recorded once, not killed: a pass.
 	rs, g = goodRun()
 	g.Agent = "claude"
-	a = Assess(chain(t, beforeVerify(rs, step(AgentHarness, ToolAgentSession, VerdictAllow, exit(1)))...), g)
+	a = Assess(chain(t, beforeVerify(rs, step(AgentHarness, ToolAgentSession, VerdictAllow, exit(1), canon.M(FieldToolCalls, canon.Int(2))))...), g)
 	assert.Equal(t, OutcomePass, a.Outcome, "the agent's own exit code is testimony: %v", a.Reasons)
 }
 
