@@ -261,6 +261,9 @@ type ReceiptFacts struct {
 	// Assessment (CompareGovernance); empty when it does not, or when not
 	// Governed.
 	Diffs []string
+	// Agent is the receipt's "agent" object when Governed and it reads
+	// (ParseAgentRecord), held to the chain (Diffs); nil otherwise.
+	Agent *AgentRecord
 }
 
 // CheckReceipt recomputes a receipt in place, holding no tree of it: it
@@ -565,6 +568,9 @@ func (c *receiptChecker) check(data []byte, keep bool) (*ReceiptFacts, error) {
 	if f.Governed {
 		f.Diffs = CompareGovernance(govBody, f.Assessment)
 		f.Diffs = append(f.Diffs, CheckAgentRecord(agentBody, f.Assessment.AgentSessions, g)...)
+		if a, present, aerr := ParseAgentRecord(agentBody); present && aerr == nil {
+			f.Agent = &a
+		}
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != r.Signature {
 		return f, &ReceiptError{Where: RFieldSignature, Msg: fmt.Sprintf("content hash does not match: the receipt's \"signature\" is %s, its content hashes to %s (a field was changed after the hash was taken)", r.Signature, got)}

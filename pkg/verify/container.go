@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"os"
 	"path"
@@ -25,6 +27,7 @@ type group struct {
 	receipts      map[string]int // file name → slot
 	ledgers       map[string]int // file name → slot
 	bad           map[string]bool
+	others        map[string]opener // file name → opener, of the files that are none of the above
 	index, latest *member
 }
 
@@ -95,7 +98,7 @@ func (r *runner) addContainer(slot int, refs []ref, dirName func(string) string)
 		d := path.Dir(rel)
 		g := c.groups[d]
 		if g == nil {
-			g = &group{dir: d, receipts: map[string]int{}, ledgers: map[string]int{}, bad: map[string]bool{}}
+			g = &group{dir: d, receipts: map[string]int{}, ledgers: map[string]int{}, bad: map[string]bool{}, others: map[string]opener{}}
 			c.groups[d] = g
 		}
 		return g
@@ -108,6 +111,7 @@ func (r *runner) addContainer(slot int, refs []ref, dirName func(string) string)
 			grp(rf.rel).bad[path.Base(rf.rel)] = true
 		case refOther:
 			r.items[slot].Ignored++
+			grp(rf.rel).others[path.Base(rf.rel)] = rf.open
 		case refReceipt:
 			grp(rf.rel).receipts[path.Base(rf.rel)] = r.addJob(rf.display, KindReceipt, rf.open)
 			c.receipts++
@@ -135,6 +139,7 @@ func (r *runner) finishContainer(c *container) {
 	for _, d := range dirs {
 		r.checkStore(c, c.groups[d])
 		r.checkLedgers(c.groups[d])
+		r.checkTranscripts(c.groups[d])
 	}
 	it := &r.items[c.slot]
 	it.Receipts, it.Ledgers = c.receipts, c.ledgers
@@ -146,4 +151,53 @@ func (r *runner) finishContainer(c *container) {
 	if c.receipts == 0 && r.o.minReceipts() > 0 {
 		it.fail("", "holds no receipt: an empty artifact proves nothing (--min-receipts 0 accepts one)")
 	}
+}
+
+// checkTranscripts holds a live agent's transcript, where it lies beside
+// its receipt (agent.transcript names it, in the receipt's directory), to
+// the hash the chain records for it (the agent_session entry's
+// outcome_sha256, which the agent object's transcript_sha256 must equal).
+// A transcript that hashes otherwise was swapped or edited after the run:
+// whoever reads it to learn what the agent did would read another story,
+// so the receipt fails. A receipt whose transcript is not beside it is
+// not failed for that (a receipt can be verified alone).
+func (r *runner) checkTranscripts(g *group) {
+	names := make([]string, 0, len(g.receipts))
+	for name := range g.receipts {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		it := &r.items[g.receipts[name]]
+		if !it.Verified || it.transcript == "" {
+			continue
+		}
+		open, ok := g.others[it.transcript]
+		if !ok {
+			continue
+		}
+		sum, err := hashFile(open)
+		switch {
+		case err != nil:
+			it.fail("agent.transcript", "%s beside the receipt cannot be read: %v", it.transcript, err)
+		case sum != it.transcriptSHA256:
+			it.fail("agent.transcript", "%s beside the receipt hashes to %s, but the chain records %s: the transcript is not the one the run recorded", it.transcript, sum, it.transcriptSHA256)
+		default:
+			it.note("transcript %s matches the hash the chain records", it.transcript)
+		}
+	}
+}
+
+// hashFile is the hex sha256 of what open reads, streamed.
+func hashFile(open opener) (string, error) {
+	rc, _, err := open()
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, rc); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -180,6 +180,13 @@
 //     there, beside the receipt) whose session has no receipt beside it
 //     fails: the run that wrote it did not finish.
 //
+// In any directory, a governed receipt's live-agent transcript (the file
+// its agent.transcript names, beside it) must hash to the chain's
+// agent_session outcome_sha256 (the agent object's transcript_sha256):
+// else the receipt fails, since the transcript a reader would open is not
+// the one the run recorded. A transcript that is not there is not a
+// failure. The step output files (outputs-<session>/) are not compared.
+//
 // In any directory, a ledger-<session>.jsonl is paired with the verified
 // receipts of that session beside it: it must have their chain's length and
 // head (else it, or the receipt, was cut short or changed after the receipt

@@ -45,6 +45,9 @@ func checkReceipt(it *Item, data []byte, o *Options) {
 		it.fail(evidence.RFieldGovernance, "%v", f.GovernanceErr)
 	case f.Governed:
 		governed(it, f)
+		if f.Agent != nil {
+			it.transcript, it.transcriptSHA256 = f.Agent.Transcript, f.Agent.TranscriptSHA256
+		}
 	default:
 		it.OutcomeSource = SourceStored
 		it.note("outcome %q is stored, not recomputed: the receipt carries no governance object", r.Outcome)

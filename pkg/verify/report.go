@@ -103,6 +103,10 @@ type Item struct {
 	Notes    []string  `json:"notes,omitempty"`    // facts worth knowing that are not failures
 
 	model, task string // a receipt's, for its store's index
+	// transcript and transcriptSHA256: a governed receipt's live agent
+	// transcript (a file name in the receipt's directory) and its hash as
+	// the chain records it.
+	transcript, transcriptSHA256 string
 }
 
 func (it *Item) fail(where, format string, args ...any) {
