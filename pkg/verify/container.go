@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -103,6 +104,14 @@ func (r *runner) addContainer(slot int, refs []ref, dirName func(string) string)
 		}
 		return g
 	}
+	// The directories that hold an outputs-<session>/ directory: their
+	// receipts keep their entries' outcome hashes for checkOutputs.
+	withOutputs := map[string]bool{}
+	for _, rf := range refs {
+		if d := path.Dir(rf.rel); d != "." && strings.HasPrefix(path.Base(d), OutputsPrefix) {
+			withOutputs[path.Dir(d)] = true
+		}
+	}
 	for _, rf := range refs {
 		switch rf.kind {
 		case refBad:
@@ -114,6 +123,7 @@ func (r *runner) addContainer(slot int, refs []ref, dirName func(string) string)
 			grp(rf.rel).others[path.Base(rf.rel)] = rf.open
 		case refReceipt:
 			grp(rf.rel).receipts[path.Base(rf.rel)] = r.addJob(rf.display, KindReceipt, rf.open)
+			r.jobs[len(r.jobs)-1].outputs = withOutputs[path.Dir(rf.rel)]
 			c.receipts++
 		case refLedger:
 			grp(rf.rel).ledgers[path.Base(rf.rel)] = r.addJob(rf.display, KindLedger, rf.open)
@@ -140,6 +150,7 @@ func (r *runner) finishContainer(c *container) {
 		r.checkStore(c, c.groups[d])
 		r.checkLedgers(c.groups[d])
 		r.checkTranscripts(c.groups[d])
+		r.checkOutputs(c, c.groups[d])
 	}
 	it := &r.items[c.slot]
 	it.Receipts, it.Ledgers = c.receipts, c.ledgers
@@ -200,4 +211,71 @@ func hashFile(open opener) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// OutputsPrefix names the directory, beside a run's receipt, that holds
+// the full output of each of its commands: outputs-<session>/.
+const OutputsPrefix = "outputs-"
+
+// checkOutputs holds each command output file of outputs-<session>/
+// (entry-NNNN.log: the output of the command recorded as entry NNNN) to
+// the outcome hash that entry records, for every verified receipt of that
+// session in the directory above it. These files are what a reviewer
+// reads for a step's or the verify command's output: one edited or
+// swapped after the run (a failing test log replaced by a passing one)
+// fails the receipt. A file naming an entry the chain does not have
+// fails too. mcp-call-NNNN.log files are numbered by arrival, not entry,
+// and are not compared; other files are ignored.
+func (r *runner) checkOutputs(c *container, g *group) {
+	base := path.Base(g.dir)
+	if g.dir == "." || !strings.HasPrefix(base, OutputsPrefix) {
+		return
+	}
+	session := strings.TrimPrefix(base, OutputsPrefix)
+	parent := c.groups[path.Dir(g.dir)]
+	if parent == nil {
+		return
+	}
+	var owners []*Item
+	for _, slot := range parent.receipts {
+		if it := &r.items[slot]; it.Verified && it.SessionID == session && it.outcomes != nil {
+			owners = append(owners, it)
+		}
+	}
+	if len(owners) == 0 {
+		return
+	}
+	names := make([]string, 0, len(g.others))
+	for name := range g.others {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		digits, ok := strings.CutPrefix(name, "entry-")
+		if !ok {
+			continue
+		}
+		digits, ok = strings.CutSuffix(digits, ".log")
+		if !ok || len(digits) < 4 || strings.Trim(digits, "0123456789") != "" {
+			continue
+		}
+		n, err := strconv.Atoi(digits)
+		if err != nil {
+			continue
+		}
+		hexSum, herr := hashFile(g.others[name])
+		var sum [32]byte
+		hex.Decode(sum[:], []byte(hexSum))
+		for _, it := range owners {
+			where := base + "/" + name
+			switch {
+			case herr != nil:
+				it.fail(where, "cannot be read: %v", herr)
+			case n >= len(it.outcomes):
+				it.fail(where, "names entry %d, but the chain has %d entries", n, len(it.outcomes))
+			case sum != it.outcomes[n]:
+				it.fail(where, "hashes to %s, but entry %d records outcome_sha256 %x: the output beside the receipt is not the one the run recorded", hexSum, n, it.outcomes[n])
+			}
+		}
+	}
 }

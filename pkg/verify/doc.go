@@ -185,7 +185,12 @@
 // agent_session outcome_sha256 (the agent object's transcript_sha256):
 // else the receipt fails, since the transcript a reader would open is not
 // the one the run recorded. A transcript that is not there is not a
-// failure. The step output files (outputs-<session>/) are not compared.
+// failure. Likewise each outputs-<session>/entry-NNNN.log beside a
+// receipt of that session must hash to entry NNNN's outcome_sha256 (and
+// name an entry the chain has); such a receipt keeps its entries' hashes
+// (evidence.CheckReceiptOutcomes: 32 bytes an entry) until the check.
+// mcp-call-NNNN.log files are numbered by arrival, not by entry, and are
+// not compared.
 //
 // In any directory, a ledger-<session>.jsonl is paired with the verified
 // receipts of that session beside it: it must have their chain's length and

@@ -15,8 +15,12 @@ import (
 // checks that hold whatever the options, then each requirement of o. Every
 // answer comes from what evidence recomputed (the Assessment), never from
 // a flag or count the receipt stores.
-func checkReceipt(it *Item, data []byte, o *Options) {
-	f, err := evidence.CheckReceipt(data)
+func checkReceipt(it *Item, data []byte, o *Options, outputs bool) {
+	check := evidence.CheckReceipt
+	if outputs {
+		check = evidence.CheckReceiptOutcomes
+	}
+	f, err := check(data)
 	r := f.Receipt
 	it.ReceiptID, it.Producer, it.SessionID, it.TS, it.Outcome = r.ID, r.Producer, r.SessionID, r.TS, r.Outcome
 	it.model, it.task = r.Model, r.Task
@@ -31,6 +35,9 @@ func checkReceipt(it *Item, data []byte, o *Options) {
 		return
 	}
 	it.Verified = true
+	if outputs {
+		it.outcomes = f.OutcomeHashes
+	}
 	it.Signature = r.Signature
 	it.Repository, _ = provString(r, evidence.ProvRepository)
 	it.Commit, _ = provString(r, evidence.ProvCommit)

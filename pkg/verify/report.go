@@ -107,6 +107,9 @@ type Item struct {
 	// transcript (a file name in the receipt's directory) and its hash as
 	// the chain records it.
 	transcript, transcriptSHA256 string
+	// outcomes: each entry's outcome_sha256, kept only for a receipt with
+	// an outputs-<session>/ directory beside it.
+	outcomes [][32]byte
 }
 
 func (it *Item) fail(where, format string, args ...any) {

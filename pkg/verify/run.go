@@ -72,6 +72,9 @@ type job struct {
 	// policies fail on it; one in a container is checked against the
 	// receipts beside it instead.
 	standalone bool
+	// outputs: a receipt with an outputs-<session>/ directory beside it,
+	// whose entries' outcome hashes are kept for checkOutputs.
+	outputs bool
 }
 
 func (r *runner) close() {
@@ -321,7 +324,7 @@ func (r *runner) runJob(j job) {
 	defer rc.Close()
 	switch j.kind {
 	case KindReceipt:
-		r.receipt(it, rc, size)
+		r.receipt(it, rc, size, j.outputs)
 	case KindLedger:
 		r.ledgerMu.Lock()
 		defer r.ledgerMu.Unlock()
@@ -331,7 +334,7 @@ func (r *runner) runJob(j job) {
 
 // receipt reads one receipt under the size cap and the memory budget, then
 // verifies it. Only the item's facts outlive this call.
-func (r *runner) receipt(it *Item, rc io.Reader, size int64) {
+func (r *runner) receipt(it *Item, rc io.Reader, size int64, outputs bool) {
 	if size > evidence.MaxReceiptBytes {
 		it.fail("", "%d bytes, over the %d-byte receipt cap: not read", size, evidence.MaxReceiptBytes)
 		return
@@ -352,7 +355,7 @@ func (r *runner) receipt(it *Item, rc io.Reader, size int64) {
 		it.fail("", "over the %d-byte receipt cap", evidence.MaxReceiptBytes)
 		return
 	}
-	checkReceipt(it, data, r.o) // keeps nothing of data
+	checkReceipt(it, data, r.o, outputs) // keeps nothing of data
 }
 
 // buffers are a run's read buffers, reused from one receipt to the next:

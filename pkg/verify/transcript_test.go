@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,4 +94,40 @@ func itemAt(t *testing.T, rep *Report, path string) Item {
 	}
 	t.Fatalf("no item for %s in %+v", path, rep.Items)
 	return Item{}
+}
+
+// TestOutputsBesideTheirReceipt: each entry-NNNN.log of outputs-<session>/
+// must hash to the outcome_sha256 of entry NNNN of that session's receipt.
+func TestOutputsBesideTheirReceipt(t *testing.T) {
+	root := t.TempDir()
+	receipt, _ := verifytest.ActionRun(t, root, verifytest.Spec{})
+	dir := filepath.Dir(receipt)
+	outputs := filepath.Join(dir, OutputsPrefix+"s1")
+	require.NoError(t, os.MkdirAll(outputs, 0o755))
+	build := len(verifytest.Good(verifytest.Jail)) - 2 // the build step: verifytest records sha256(agent+tool)
+	log := filepath.Join(outputs, fmt.Sprintf("entry-%04d.log", build))
+	require.NoError(t, os.WriteFile(log, []byte("builder"+evidence.ToolRunCmd), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(outputs, "mcp-call-0001.log"), []byte("numbered by arrival: not compared"), 0o644))
+	run := func() *Report {
+		o := DefaultOptions()
+		rep, err := Run([]string{root}, o)
+		require.NoError(t, err)
+		return rep
+	}
+	rep := run()
+	require.True(t, rep.OK, "control: the output the run recorded: %+v", rep.Items)
+
+	require.NoError(t, os.WriteFile(log, []byte("ok: 120 tests passed\n"), 0o644))
+	rep = run()
+	assert.False(t, rep.OK)
+	it := itemAt(t, rep, receipt)
+	require.NotEmpty(t, it.Problems, "%+v", rep.Items)
+	assert.Equal(t, fmt.Sprintf("outputs-s1/entry-%04d.log", build), it.Problems[0].Where)
+	assert.Contains(t, it.Problems[0].Msg, fmt.Sprintf("but entry %d records outcome_sha256", build))
+
+	require.NoError(t, os.WriteFile(log, []byte("builder"+evidence.ToolRunCmd), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(outputs, "entry-0099.log"), []byte("x"), 0o644))
+	rep = run()
+	assert.False(t, rep.OK)
+	assert.Contains(t, itemAt(t, rep, receipt).Problems[0].Msg, "names entry 99, but the chain has")
 }
