@@ -455,6 +455,31 @@ func TestForgeriesFailByDefault(t *testing.T) {
 	}
 }
 
+// TestChainStartsAtGenesis: a governed receipt holding the tail of a
+// chain (its first entries dropped, the genesis set to the last dropped
+// entry's hash, no entry re-hashed) fails, even with the canaries relaxed.
+func TestChainStartsAtGenesis(t *testing.T) {
+	rs := verifytest.GoodWith(verifytest.Jail, verifytest.Step("builder", "run_cmd", evidence.VerdictBlock))
+	// The blocked step first, then the canaries: the tail drops the block.
+	rs = append([]evidence.Record{rs[len(rs)-2]}, slices.Delete(rs, len(rs)-2, len(rs)-1)...)
+	full := verifytest.Build(t, verifytest.Spec{Records: rs})
+	require.Equal(t, evidence.OutcomeFail, full.Outcome, "control: the full chain fails on its block")
+	cut := len(verifytest.Canaries(verifytest.Jail)) + 1
+	genesis := evidence.EntryString(full.Entries[cut-1], evidence.FieldEntryHash)
+	g := evidence.Governance{VerifyCommand: "go test ./...", Jail: verifytest.Jail, PolicySHA256: verifytest.PolicySH}
+	tail := full.Entries[cut:]
+	a := evidence.Assess(tail, g)
+	require.Equal(t, evidence.OutcomePass, a.Outcome, a.Reasons)
+	forged, err := evidence.BuildReceipt(evidence.ReceiptInput{Producer: "deponent", SessionID: "s1", Outcome: a.Outcome,
+		Genesis: genesis, Entries: tail, Provenance: full.Provenance,
+		Extra: []canon.Member{canon.M(evidence.RFieldGovernance, g.Value(a))}, Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
+	require.NoError(t, err)
+	p := verifytest.WriteFile(t, filepath.Join(t.TempDir(), "r.json"), forged)
+	assertFail(t, run(t, nil, nil, "--allow-no-canaries", p), "chain.genesis", `starts at genesis "`+genesis+`", not "GENESIS"`)
+	// Control: the same tail re-chained from GENESIS passes the same flags.
+	assertOK(t, run(t, nil, nil, "--allow-no-canaries", receipt(t, verifytest.Spec{Records: rs[cut:], Governance: &g})))
+}
+
 // TestCanaries: a run must have enabled, run and held the canaries, the
 // jail's own when it ran jailed.
 func TestCanaries(t *testing.T) {

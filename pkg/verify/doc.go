@@ -56,7 +56,9 @@
 // recomputed one (evidence.CompareGovernance), a governance object that
 // cannot be read (an unknown schema, a field of the wrong type: nothing is
 // then recomputed), a provenance jail or policy hash other than the
-// governance object's, two receipts that claim one id with different
+// governance object's, a governed receipt whose chain does not start at
+// the genesis GENESIS (the tail of a chain, its first entries dropped
+// with no entry re-hashed), two receipts that claim one id with different
 // content, and two receipts with different ids that hold one chain (same
 // length and head): one run's testimony re-signed as another run, for
 // another commit or to be counted twice.

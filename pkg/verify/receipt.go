@@ -90,6 +90,13 @@ func governed(it *Item, f *evidence.ReceiptFacts) {
 	for _, d := range f.Diffs {
 		it.fail(evidence.RFieldGovernance, "the stored summary disagrees with the chain: %s", d)
 	}
+	// The action starts every chain at the genesis GENESIS. A governed
+	// receipt whose chain starts elsewhere holds the tail of a chain, its
+	// first entries (the canaries, the agent's first actions) dropped
+	// without a single entry re-hashed: the genesis is a stored field.
+	if f.Genesis != evidence.Genesis {
+		it.fail("chain.genesis", "the chain starts at genesis %q, not %q, where the action starts every chain: it may be the tail of a longer chain whose first entries were dropped", f.Genesis, evidence.Genesis)
+	}
 	if f.Outcome != a.Outcome {
 		it.fail(evidence.RFieldOutcome, "stored outcome %s but the chain recomputes to %s: %s", f.Outcome, a.Outcome, firstOr(a.Reasons, "it records no reason to fail"))
 	}
