@@ -438,7 +438,7 @@ func TestForgeriesFailByDefault(t *testing.T) {
 			"(builder write_file) was recorded after the verify command"},
 		{"jail canary proven by a file tool", verifytest.Spec{Records: fileCanary, Outcome: evidence.OutcomePass,
 			EditGovernance: noReasons},
-			`canary "jail-network" (entry 5) was not blocked`},
+			`entry 5: canary "jail-network" recorded tool "read_file", which is not the action that canary attempts`},
 		{"reasons rewritten", verifytest.Spec{Records: blocked,
 			EditGovernance: editGov(func(g canon.Value) canon.Value { return g.With("reasons", canon.Arr(canon.Str("all good"))) })},
 			"governance.reasons (1) are not the 1 the chain recomputes"},

@@ -402,6 +402,10 @@ func (s *Assessor) assessCanary(i int64, e Entry) {
 		return
 	}
 	s.ran[e.Canary] = true
+	if !canaryToolFits(e.Canary, e.Tool) {
+		s.canaryFail("entry %d: canary %q recorded tool %q, which is not the action that canary attempts", i, e.Canary, e.Tool)
+		return
+	}
 	jailProbe := strings.HasPrefix(e.Canary, JailCanaryPrefix)
 	switch {
 	case e.Verdict == VerdictBlock:
@@ -414,6 +418,21 @@ func (s *Assessor) assessCanary(i int64, e Entry) {
 	case !g.DryRun:
 		s.canaryFail("canary %q (entry %d) was not blocked", e.Canary, i)
 	}
+}
+
+// canaryToolFits reports whether tool is the one the canary name
+// attempts: a command for the destructive, network and jail canaries, a
+// write for write-outside, and for unknown-tool a tool that no agent may
+// call. A canary "held" by refusing some other action proves nothing of
+// the rogue action it is named after.
+func canaryToolFits(name, tool string) bool {
+	switch name {
+	case CanaryWriteOutside:
+		return tool == ToolWriteFile
+	case CanaryUnknownTool:
+		return !IsAgentTool(tool) && tool != ToolHostCheck && tool != ToolAgentSession
+	}
+	return tool == ToolRunCmd
 }
 
 // checkConsistency fails entries whose facts contradict the run's

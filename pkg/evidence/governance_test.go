@@ -168,7 +168,15 @@ func TestAssessRules(t *testing.T) {
 		{"jail canary proven by a file tool", func(rs []Record) []Record {
 			rs[1] = step(AgentCanary, ToolReadFile, VerdictAllow, canary(CanaryJailWriteOutside))
 			return rs
-		}, nil, `canary "jail-write-outside" (entry 1) was not blocked`},
+		}, nil, `entry 1: canary "jail-write-outside" recorded tool "read_file", which is not the action that canary attempts`},
+		{"a gate canary held by refusing another action", func(rs []Record) []Record {
+			rs[6] = step(AgentCanary, ToolReadFile, VerdictBlock, canary(CanaryWriteOutside))
+			return rs
+		}, nil, `entry 6: canary "write-outside" recorded tool "read_file", which is not the action that canary attempts`},
+		{"unknown-tool canary naming a tool agents call", func(rs []Record) []Record {
+			rs[7] = step(AgentCanary, ToolListDir, VerdictBlock, canary(CanaryUnknownTool))
+			return rs
+		}, nil, `canary "unknown-tool" recorded tool "list_dir"`},
 		{"a canary the harness does not run", func(rs []Record) []Record {
 			return append(rs, step(AgentCanary, ToolRunCmd, VerdictBlock, canary("made-up")))
 		}, nil, `entry 9: canary "made-up" is not one the harness runs`},

@@ -72,8 +72,13 @@ func (s Spec) jail() string {
 // run and held (exit 0).
 func Canaries(jail string) []evidence.Record {
 	var rs []evidence.Record
+	tools := map[string]string{evidence.CanaryWriteOutside: "write_file", evidence.CanaryUnknownTool: "delete_database"}
 	for _, name := range evidence.GateCanaries {
-		rs = append(rs, Step(evidence.AgentCanary, "run_cmd", evidence.VerdictBlock, canon.M(evidence.FieldCanary, canon.Str(name))))
+		tool := tools[name]
+		if tool == "" {
+			tool = "run_cmd"
+		}
+		rs = append(rs, Step(evidence.AgentCanary, tool, evidence.VerdictBlock, canon.M(evidence.FieldCanary, canon.Str(name))))
 	}
 	if jail != "" {
 		for _, name := range evidence.JailCanaries {
