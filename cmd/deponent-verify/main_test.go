@@ -338,7 +338,7 @@ func TestRequireOutcome(t *testing.T) {
 	assertFail(t, run(t, nil, nil, "--allow-fail", under), "stored outcome GOVERNED_FAIL but the chain recomputes to GOVERNED_PASS")
 
 	// No verify command: GOVERNED_UNVERIFIED, a pass only when asked.
-	noVerify := receipt(t, verifytest.Spec{Governance: &evidence.Governance{Canaries: true, JailCanaries: true, Jail: verifytest.Jail}})
+	noVerify := receipt(t, verifytest.Spec{Records: verifytest.Unverified(verifytest.Jail), Governance: &evidence.Governance{Canaries: true, JailCanaries: true, Jail: verifytest.Jail}})
 	assertFail(t, run(t, nil, nil, noVerify), "the chain recomputes to GOVERNED_UNVERIFIED; GOVERNED_PASS required: no verify command was configured", "--allow-no-verify-command")
 	r = run(t, nil, nil, "--allow-no-verify-command", noVerify)
 	assertOK(t, r)
@@ -384,6 +384,22 @@ func TestForgeriesFailByDefault(t *testing.T) {
 	trailing := slices.Clone(good)
 	trailing[build].Tool = "run_cmd "
 	editGov := func(f func(canon.Value) canon.Value) func(canon.Value) canon.Value { return f }
+	// A forger's governance edit: the stored summary as the chain counts it
+	// (Build recounts), with no reason to fail, and a stored pass.
+	noReasons := editGov(func(g canon.Value) canon.Value { return g.With("reasons", canon.Arr()) })
+	// The verify entry ran another command than the configured one: the
+	// "verify=passed" would be the stored verify_command's word.
+	otherVerify := slices.Clone(good)
+	otherVerify[len(good)-1].Params = map[string]any{"cmd": "true"}
+	// The agent broke the build after the verify command passed.
+	afterVerify := append(slices.Clone(good), verifytest.Step("builder", "write_file", evidence.VerdictAllow))
+	// A jail canary "proven" by a file tool, which records no exit code.
+	fileCanary := slices.Clone(good)
+	for i, r := range fileCanary {
+		if slices.ContainsFunc(r.Extra, func(m canon.Member) bool { s, _ := m.Value.AsString(); return s == evidence.CanaryJailNetwork }) {
+			fileCanary[i] = verifytest.Step(evidence.AgentCanary, "read_file", evidence.VerdictAllow, canon.M(evidence.FieldCanary, canon.Str(evidence.CanaryJailNetwork)))
+		}
+	}
 	cases := []struct {
 		name string
 		spec verifytest.Spec
@@ -414,6 +430,15 @@ func TestForgeriesFailByDefault(t *testing.T) {
 			`field "unjailed" is a number, want the boolean true`},
 		{"tool \"run_cmd \"", verifytest.Spec{Records: trailing, Outcome: evidence.OutcomePass},
 			`allowed tool "run_cmd ", which nothing executes`},
+		{"verify entry ran another command", verifytest.Spec{Records: otherVerify, Outcome: evidence.OutcomePass,
+			EditGovernance: noReasons},
+			`the harness ran "true", not the run's verify command "go test ./..."`},
+		{"agent acted after the verify command", verifytest.Spec{Records: afterVerify, Outcome: evidence.OutcomePass,
+			EditGovernance: noReasons},
+			"(builder write_file) was recorded after the verify command"},
+		{"jail canary proven by a file tool", verifytest.Spec{Records: fileCanary, Outcome: evidence.OutcomePass,
+			EditGovernance: noReasons},
+			`entry 5: canary "jail-network" recorded tool "read_file", which is not the action that canary attempts`},
 		{"reasons rewritten", verifytest.Spec{Records: blocked,
 			EditGovernance: editGov(func(g canon.Value) canon.Value { return g.With("reasons", canon.Arr(canon.Str("all good"))) })},
 			"governance.reasons (1) are not the 1 the chain recomputes"},
@@ -428,6 +453,31 @@ func TestForgeriesFailByDefault(t *testing.T) {
 			assertFail(t, run(t, nil, nil, "--require-outcome", "GOVERNED_PASS", "--require-jailed", p), p)
 		})
 	}
+}
+
+// TestChainStartsAtGenesis: a governed receipt holding the tail of a
+// chain (its first entries dropped, the genesis set to the last dropped
+// entry's hash, no entry re-hashed) fails, even with the canaries relaxed.
+func TestChainStartsAtGenesis(t *testing.T) {
+	rs := verifytest.GoodWith(verifytest.Jail, verifytest.Step("builder", "run_cmd", evidence.VerdictBlock))
+	// The blocked step first, then the canaries: the tail drops the block.
+	rs = append([]evidence.Record{rs[len(rs)-2]}, slices.Delete(rs, len(rs)-2, len(rs)-1)...)
+	full := verifytest.Build(t, verifytest.Spec{Records: rs})
+	require.Equal(t, evidence.OutcomeFail, full.Outcome, "control: the full chain fails on its block")
+	cut := len(verifytest.Canaries(verifytest.Jail)) + 1
+	genesis := evidence.EntryString(full.Entries[cut-1], evidence.FieldEntryHash)
+	g := evidence.Governance{VerifyCommand: "go test ./...", Jail: verifytest.Jail, PolicySHA256: verifytest.PolicySH}
+	tail := full.Entries[cut:]
+	a := evidence.Assess(tail, g)
+	require.Equal(t, evidence.OutcomePass, a.Outcome, a.Reasons)
+	forged, err := evidence.BuildReceipt(evidence.ReceiptInput{Producer: "deponent", SessionID: "s1", Outcome: a.Outcome,
+		Genesis: genesis, Entries: tail, Provenance: full.Provenance,
+		Extra: []canon.Member{canon.M(evidence.RFieldGovernance, g.Value(a))}, Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
+	require.NoError(t, err)
+	p := verifytest.WriteFile(t, filepath.Join(t.TempDir(), "r.json"), forged)
+	assertFail(t, run(t, nil, nil, "--allow-no-canaries", p), "chain.genesis", `starts at genesis "`+genesis+`", not "GENESIS"`)
+	// Control: the same tail re-chained from GENESIS passes the same flags.
+	assertOK(t, run(t, nil, nil, "--allow-no-canaries", receipt(t, verifytest.Spec{Records: rs[cut:], Governance: &g})))
 }
 
 // TestCanaries: a run must have enabled, run and held the canaries, the
@@ -511,7 +561,7 @@ func TestMaxBlocked(t *testing.T) {
 	assertOK(t, run(t, nil, nil, "--max-blocked", "0", good))
 
 	onBlock := &evidence.Governance{Canaries: true, JailCanaries: true, VerifyCommand: "go test ./...", Jail: "bwrap", OnBlockContinue: true}
-	blocked := receipt(t, verifytest.Spec{Governance: onBlock, Records: append(verifytest.Good("bwrap"),
+	blocked := receipt(t, verifytest.Spec{Governance: onBlock, Records: verifytest.GoodWith("bwrap",
 		verifytest.Step("builder", "run_cmd", evidence.VerdictBlock), verifytest.Step("builder", "read_file", evidence.VerdictBlock))})
 	assertOK(t, run(t, nil, nil, "--max-blocked", "2", blocked))
 	_, _, canaries := verifytest.Tally(verifytest.Good("bwrap"))
@@ -606,6 +656,32 @@ func TestMinReceipts(t *testing.T) {
 	r = run(t, nil, nil, "--allow-any-commit", clash)
 	assertFail(t, r, filepath.Join(clash, "a.json"), "two testimonies claim one id")
 	assertFail(t, r, filepath.Join(clash, "b.json"), "two testimonies claim one id")
+
+	// One run's chain re-signed as a second receipt (another id and
+	// session) is not a second run: both fail, and --min-receipts 2 is
+	// not met by it. Its replay for another commit fails the same way.
+	orig := verifytest.Build(t, verifytest.Spec{})
+	for _, c := range []struct {
+		name string
+		prov canon.Value
+	}{{"another session", orig.Provenance}, {"another commit", orig.Provenance.With(evidence.ProvCommit, canon.Str(strings.Repeat("ab", 20)))}} {
+		t.Run(c.name, func(t *testing.T) {
+			gov, _ := orig.Body.Get(evidence.RFieldGovernance)
+			replay, err := evidence.BuildReceipt(evidence.ReceiptInput{Producer: orig.Producer, SessionID: "s2", Model: orig.Model, Task: orig.Task,
+				Outcome: orig.Outcome, Entries: orig.Entries, Provenance: c.prov,
+				Extra: []canon.Member{canon.M(evidence.RFieldGovernance, gov)}, Now: time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)})
+			require.NoError(t, err)
+			require.NotEqual(t, orig.ID, replay.ID)
+			two := t.TempDir()
+			a := verifytest.WriteFile(t, filepath.Join(two, "a.json"), orig)
+			b := verifytest.WriteFile(t, filepath.Join(two, "b.json"), replay)
+			assertOK(t, run(t, nil, nil, "--allow-any-commit", a))
+			assertOK(t, run(t, nil, nil, "--allow-any-commit", b))
+			r := run(t, nil, nil, "--allow-any-commit", "--min-receipts", "2", two)
+			assertFail(t, r, a, "chain: receipt "+orig.ID+" has the same chain", "one run's testimony claimed twice")
+			assertFail(t, r, b, "chain: receipt "+replay.ID+" has the same chain")
+		})
+	}
 
 	// An expectation that checked nothing is a failure.
 	assertFail(t, run(t, nil, nil, "--min-receipts", "0", "--expect-commit", verifytest.Commit, empty), "--expect-commit", "no receipt was verified")

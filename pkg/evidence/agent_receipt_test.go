@@ -20,13 +20,13 @@ func agentReceipt(t *testing.T, agentJail string, edit func(AgentRecord) AgentRe
 	g.Agent = "claude"
 	const transcript = "0000000000000000000000000000000000000000000000000000000000000000"
 	session := step(AgentHarness, ToolAgentSession, VerdictAllow, exit(0), canon.M(FieldDurationMS, canon.Int(1200)),
-		canon.M(FieldToolCalls, canon.Int(7)), canon.M(FieldAgentJail, canon.Str(agentJail)))
+		canon.M(FieldToolCalls, canon.Int(2)), canon.M(FieldAgentJail, canon.Str(agentJail)))
 	session.Params = map[string]any{"agent": "claude"}
 	session.BlastClass = ClassAgentSession
 	session.OutcomeSHA256 = transcript
-	entries := chain(t, append(rs, session)...)
+	entries := chain(t, beforeVerify(rs, session)...)
 	a := Assess(entries, g)
-	rec := AgentRecord{Kind: "claude", ExitCode: 0, DurationMS: 1200, ToolCalls: 7, TranscriptSHA256: transcript,
+	rec := AgentRecord{Kind: "claude", ExitCode: 0, DurationMS: 1200, ToolCalls: 2, TranscriptSHA256: transcript,
 		Transcript: "agent-transcript.jsonl", Jail: agentJail, Unjailed: agentJail == "none", Status: "completed",
 		MaxToolCalls: 500, TimeoutMS: 1800000}
 	if edit != nil {
@@ -54,7 +54,7 @@ func TestCheckReceiptHoldsTheAgentToItsSession(t *testing.T) {
 
 	f, err = CheckReceipt(agentReceipt(t, "bwrap", func(a AgentRecord) AgentRecord { a.ToolCalls = 3; return a }))
 	require.NoError(t, err, "re-signed: the content hash matches")
-	assert.Contains(t, strings.Join(f.Diffs, "\n"), "agent_session.tool_calls is 7, the agent object says 3")
+	assert.Contains(t, strings.Join(f.Diffs, "\n"), "agent_session.tool_calls is 2, the agent object says 3")
 
 	f, err = CheckReceipt(agentReceipt(t, "bwrap", func(a AgentRecord) AgentRecord { a.Kind = "codex"; return a }))
 	require.NoError(t, err)

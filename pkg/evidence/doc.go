@@ -39,7 +39,9 @@
 // chain is checked by the ledger's per-line code where it lies and judged
 // by an Assessor as it passes, and only the provenance, the governance
 // object and one entry at a time are parsed into trees. Its memory is the
-// receipt's bytes plus those, whatever else the receipt holds. It fails
+// receipt's bytes plus those, whatever else the receipt holds
+// (CheckReceiptOutcomes also keeps 32 bytes an entry: its outcome hash,
+// for comparing the command outputs kept beside a receipt). It fails
 // closed on anything missing, unparsable, duplicated (duplicate JSON keys)
 // or of the wrong type, on input over MaxReceiptBytes, nested deeper than
 // 64, with an object of more than 2^14 members, an entry of more than

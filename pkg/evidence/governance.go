@@ -159,6 +159,13 @@ type Assessor struct {
 	a        Assessment
 	ran      map[string]bool
 	sessions int
+	// verifies counts the harness's verify-command entries; verifyAt is
+	// the index of the first.
+	verifies int
+	verifyAt int64
+	// acts counts the agent's entries so far, for the agent session's
+	// tool_calls.
+	acts int64
 }
 
 // NewAssessor starts judging a chain under g.
@@ -225,6 +232,7 @@ func (s *Assessor) Add(raw canon.Value) {
 	case AgentHarness:
 		switch e.Tool {
 		case ToolRunCmd:
+			s.checkVerifyCommand(i, raw)
 			a.VerifyRan = a.VerifyRan || e.Executed()
 			if e.Succeeded() {
 				a.VerifyPassed = true
@@ -232,7 +240,16 @@ func (s *Assessor) Add(raw canon.Value) {
 				s.fail("verify command (entry %d) %s", i, e.Failure())
 			}
 		case ToolAgentSession:
+			s.afterVerify(i, e)
 			s.sessions++
+			// Every tool call of a live agent is recorded as one entry
+			// before the session's own: its count binds them.
+			switch {
+			case e.ToolCalls == nil:
+				s.fail("the agent session (entry %d) records no tool_calls", i)
+			case *e.ToolCalls != s.acts:
+				s.fail("the agent session (entry %d) counts %d tool calls, but the chain records %d actions of the agent before it", i, *e.ToolCalls, s.acts)
+			}
 			if c, err := canon.Parse(canon.Canonical(raw), EntryLimits); err == nil {
 				a.AgentSessions = append(a.AgentSessions, c) // raw may be a reused container
 			}
@@ -246,6 +263,8 @@ func (s *Assessor) Add(raw canon.Value) {
 			s.fail("entry %d: the harness recorded tool %q, which it never runs", i, e.Tool)
 		}
 	default:
+		s.afterVerify(i, e)
+		s.acts++
 		if e.Verdict == VerdictBlock {
 			a.AgentBlocked++
 			if e.Class == ClassToolCallLimit {
@@ -259,6 +278,53 @@ func (s *Assessor) Add(raw canon.Value) {
 				s.fail("step %d %s (fail-on-step-error)", i, e.Failure())
 			}
 		}
+	}
+}
+
+// checkVerifyCommand holds the harness's verify-command entry to the
+// run's configuration: the governance object names the command
+// (verify_command), the entry records what ran (params.cmd, cut to
+// ParamMaxChars as every parameter is). A verify entry in a run configured
+// without one, one that ran another command, or a second one, is a verify
+// result the configuration does not account for: the pass it testifies to
+// would be the stored verify_command's word, not the chain's.
+func (s *Assessor) checkVerifyCommand(i int64, raw canon.Value) {
+	s.verifies++
+	if s.verifies == 1 {
+		s.verifyAt = i
+	} else {
+		s.fail("entry %d: the harness ran a verify command again (first at entry %d); it runs it once", i, s.verifyAt)
+	}
+	params, _ := raw.Get(FieldParams)
+	cmd, isStr := EntryParam(params, "cmd")
+	switch {
+	case s.g.VerifyCommand == "":
+		s.fail("entry %d: the harness ran a verify command, but the run was configured without one", i)
+	case !isStr || cmd != cutChars(s.g.VerifyCommand, ParamMaxChars):
+		s.fail("entry %d: the harness ran %q, not the run's verify command %q", i, cmd, s.g.VerifyCommand)
+	}
+}
+
+// EntryParam is params[key] when params is an object and that member a
+// string.
+func EntryParam(params canon.Value, key string) (string, bool) {
+	if params.Kind() != canon.Object {
+		return "", false
+	}
+	v, ok := params.Get(key)
+	if !ok {
+		return "", false
+	}
+	return v.AsString()
+}
+
+// afterVerify fails an action of the agent recorded after the verify
+// command: the harness runs the verify command once the agent is done, so
+// what the agent did after it (a write that breaks what was tested) is
+// something the verify result does not cover.
+func (s *Assessor) afterVerify(i int64, e Entry) {
+	if s.verifies > 0 {
+		s.fail("entry %d (%s %s) was recorded after the verify command (entry %d): the verify result does not cover it", i, e.Agent, e.Tool, s.verifyAt)
 	}
 }
 
@@ -327,16 +393,46 @@ func (s *Assessor) assessCanary(i int64, e Entry) {
 		return
 	}
 	a.CanariesRun++
+	if !slices.Contains(GateCanaries, e.Canary) && !slices.Contains(JailCanaries, e.Canary) {
+		s.canaryFail("entry %d: canary %q is not one the harness runs", i, e.Canary)
+		return
+	}
+	if s.ran[e.Canary] {
+		s.canaryFail("entry %d: canary %q is recorded twice; the harness runs each once", i, e.Canary)
+		return
+	}
 	s.ran[e.Canary] = true
+	if !canaryToolFits(e.Canary, e.Tool) {
+		s.canaryFail("entry %d: canary %q recorded tool %q, which is not the action that canary attempts", i, e.Canary, e.Tool)
+		return
+	}
 	jailProbe := strings.HasPrefix(e.Canary, JailCanaryPrefix)
 	switch {
 	case e.Verdict == VerdictBlock:
 		a.CanariesHeld++
-	case jailProbe && !g.DryRun && e.Succeeded():
+	// A jail canary's proof is its probe's exit status: a command that ran
+	// in the jail and exited 0. Any other allowed action (a file tool
+	// records no exit code and "succeeds") proves nothing of the jail.
+	case jailProbe && !g.DryRun && e.Tool == ToolRunCmd && e.ExitCode != nil && e.Succeeded():
 		a.CanariesHeld++
 	case !g.DryRun:
 		s.canaryFail("canary %q (entry %d) was not blocked", e.Canary, i)
 	}
+}
+
+// canaryToolFits reports whether tool is the one the canary name
+// attempts: a command for the destructive, network and jail canaries, a
+// write for write-outside, and for unknown-tool a tool that no agent may
+// call. A canary "held" by refusing some other action proves nothing of
+// the rogue action it is named after.
+func canaryToolFits(name, tool string) bool {
+	switch name {
+	case CanaryWriteOutside:
+		return tool == ToolWriteFile
+	case CanaryUnknownTool:
+		return !IsAgentTool(tool) && tool != ToolHostCheck && tool != ToolAgentSession
+	}
+	return tool == ToolRunCmd
 }
 
 // checkConsistency fails entries whose facts contradict the run's

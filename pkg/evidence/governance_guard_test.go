@@ -21,7 +21,7 @@ func TestAssessNoJailEitherSign(t *testing.T) {
 	for name, r := range cases {
 		rs, g := goodRun()
 		g.OnBlockContinue = true // so a BLOCK is not failing the run for another reason
-		a := Assess(chain(t, append(rs, r)...), g)
+		a := Assess(chain(t, beforeVerify(rs, r)...), g)
 		assert.Equal(t, OutcomeFail, a.Outcome, name)
 		assert.Equal(t, int64(1), a.NoJail, name)
 		assert.True(t, strings.Contains(strings.Join(a.Reasons, "\n"), "refused for want of a jail"), "%s: %q", name, a.Reasons)
@@ -31,6 +31,6 @@ func TestAssessNoJailEitherSign(t *testing.T) {
 	// passes (a failed step is testimony, not a verdict).
 	rs, g := goodRun()
 	g.OnBlockContinue = true
-	a := Assess(chain(t, append(rs, ran("builder", 1))...), g)
+	a := Assess(chain(t, beforeVerify(rs, ran("builder", 1))...), g)
 	assert.Equal(t, OutcomePass, a.Outcome, a.Reasons)
 }

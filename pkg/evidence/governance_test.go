@@ -12,8 +12,26 @@ import (
 )
 
 // step builds a recorded action for Assess tests.
+// The harness's run_cmd is the verify command, testVerifyCommand.
 func step(agent, tool string, verdict Verdict, extra ...canon.Member) Record {
-	return Record{Agent: agent, Tool: tool, Verdict: verdict, Params: map[string]any{}, Reason: "r", BlastClass: "c", Extra: extra}
+	params := map[string]any{}
+	if agent == AgentHarness && tool == ToolRunCmd {
+		params["cmd"] = testVerifyCommand
+	}
+	return Record{Agent: agent, Tool: tool, Verdict: verdict, Params: params, Reason: "r", BlastClass: "c", Extra: extra}
+}
+
+const testVerifyCommand = "pytest -q"
+
+// beforeVerify inserts the agent's actions before the harness's verify
+// command, where a run records them.
+func beforeVerify(rs []Record, add ...Record) []Record {
+	for i, r := range rs {
+		if r.Agent == AgentHarness && r.Tool == ToolRunCmd {
+			return slices.Concat(rs[:i:i], add, rs[i:])
+		}
+	}
+	return append(rs, add...)
 }
 
 func exit(code int64) canon.Member    { return canon.M(FieldExitCode, canon.Int(code)) }
@@ -54,7 +72,7 @@ func goodRun() ([]Record, Governance) {
 		step(AgentCanary, "delete_database", VerdictBlock, canary(CanaryUnknownTool)),
 		ran(AgentCanary, 0, canary(CanaryJailNetwork)),
 	}
-	return rs, Governance{Canaries: true, JailCanaries: true, VerifyCommand: "pytest -q", Jail: "bwrap"}
+	return rs, Governance{Canaries: true, JailCanaries: true, VerifyCommand: testVerifyCommand, Jail: "bwrap"}
 }
 
 func TestAssessPass(t *testing.T) {
@@ -93,8 +111,8 @@ func TestAssessRules(t *testing.T) {
 			return rs
 		}, nil, `canary "jail-write-outside"`},
 		{"step blocked, on-block fail", func(rs []Record) []Record {
-			return append(rs, step("builder", ToolRunCmd, VerdictBlock))
-		}, nil, "step 9 was blocked"},
+			return beforeVerify(rs, step("builder", ToolRunCmd, VerdictBlock))
+		}, nil, "step 4 was blocked"},
 		{"step failed with fail-on-step-error", func(rs []Record) []Record {
 			rs[3] = ran("builder", 2)
 			return rs
@@ -116,6 +134,55 @@ func TestAssessRules(t *testing.T) {
 			return rs
 		}, nil, "verify command (entry 4) was blocked"},
 		{"verify missing", func(rs []Record) []Record { return append(rs[:4], rs[5:]...) }, nil, `verify command "pytest -q" did not run`},
+		// The verify result is the chain's only when the entry ran the
+		// command the configuration names, once, after the agent.
+		{"verify entry ran another command", func(rs []Record) []Record {
+			rs[4].Params = map[string]any{"cmd": "true"}
+			return rs
+		}, nil, `entry 4: the harness ran "true", not the run's verify command "pytest -q"`},
+		{"verify entry without a command", func(rs []Record) []Record {
+			rs[4].Params = map[string]any{}
+			return rs
+		}, nil, `entry 4: the harness ran "", not the run's verify command "pytest -q"`},
+		{"verify entry in a run configured without one", nil, func(g *Governance) { g.VerifyCommand = "" },
+			"entry 4: the harness ran a verify command, but the run was configured without one"},
+		{"verify ran twice", func(rs []Record) []Record {
+			return append(rs, ran(AgentHarness, 0))
+		}, nil, "entry 9: the harness ran a verify command again (first at entry 4)"},
+		{"agent acted after the verify", func(rs []Record) []Record {
+			return append(rs, step("builder", ToolWriteFile, VerdictAllow))
+		}, nil, "entry 9 (builder write_file) was recorded after the verify command (entry 4)"},
+		// A live agent's tool calls are each one entry before its
+		// session's: the session's count binds them.
+		{"session counts more tool calls than the chain holds", func(rs []Record) []Record {
+			return beforeVerify(rs, step(AgentHarness, ToolAgentSession, VerdictAllow, exit(0), canon.M(FieldToolCalls, canon.Int(3))))
+		}, func(g *Governance) { g.Agent = "claude" }, "the agent session (entry 4) counts 3 tool calls, but the chain records 2 actions of the agent before it"},
+		{"session without tool_calls", func(rs []Record) []Record {
+			return beforeVerify(rs, step(AgentHarness, ToolAgentSession, VerdictAllow, exit(0)))
+		}, func(g *Governance) { g.Agent = "claude" }, "the agent session (entry 4) records no tool_calls"},
+		{"agent session after the verify", func(rs []Record) []Record {
+			return append(rs, step(AgentHarness, ToolAgentSession, VerdictAllow, exit(0)))
+		}, func(g *Governance) { g.Agent = "claude" }, "entry 9 (deponent-harness agent_session) was recorded after the verify command"},
+		// A canary is held by its own proof: a gate canary's block, a jail
+		// canary's probe that ran in the jail and exited 0.
+		{"jail canary proven by a file tool", func(rs []Record) []Record {
+			rs[1] = step(AgentCanary, ToolReadFile, VerdictAllow, canary(CanaryJailWriteOutside))
+			return rs
+		}, nil, `entry 1: canary "jail-write-outside" recorded tool "read_file", which is not the action that canary attempts`},
+		{"a gate canary held by refusing another action", func(rs []Record) []Record {
+			rs[6] = step(AgentCanary, ToolReadFile, VerdictBlock, canary(CanaryWriteOutside))
+			return rs
+		}, nil, `entry 6: canary "write-outside" recorded tool "read_file", which is not the action that canary attempts`},
+		{"unknown-tool canary naming a tool agents call", func(rs []Record) []Record {
+			rs[7] = step(AgentCanary, ToolListDir, VerdictBlock, canary(CanaryUnknownTool))
+			return rs
+		}, nil, `canary "unknown-tool" recorded tool "list_dir"`},
+		{"a canary the harness does not run", func(rs []Record) []Record {
+			return append(rs, step(AgentCanary, ToolRunCmd, VerdictBlock, canary("made-up")))
+		}, nil, `entry 9: canary "made-up" is not one the harness runs`},
+		{"a canary recorded twice", func(rs []Record) []Record {
+			return append(rs, step(AgentCanary, ToolRunCmd, VerdictBlock, canary(CanaryDestructive)))
+		}, nil, `entry 9: canary "destructive" is recorded twice`},
 		{"canaries missing", func(rs []Record) []Record { return rs[2:5] }, nil, "none ran"},
 		{"one gate canary missing", func(rs []Record) []Record { return rs[:8] }, nil, `canary "jail-network" did not run`},
 		{"a claimed jail canary missing", func(rs []Record) []Record { return append(rs[:1], rs[2:]...) }, nil, `canary "jail-write-outside" did not run`},
@@ -131,10 +198,10 @@ func TestAssessRules(t *testing.T) {
 			return rs
 		}, nil, "changed protected path(s): pkg/.git"},
 		{"no-jail refusal, even with on-block continue", func(rs []Record) []Record {
-			return append(rs, with(step("builder", ToolRunCmd, VerdictBlock, canon.M(FieldKilled, canon.Str(KilledNoJail))), class(ClassNoJail)))
+			return beforeVerify(rs, with(step("builder", ToolRunCmd, VerdictBlock, canon.M(FieldKilled, canon.Str(KilledNoJail))), class(ClassNoJail)))
 		}, func(g *Governance) { g.OnBlockContinue = true }, "refused for want of a jail"},
 		{"tool-call limit, even with on-block continue", func(rs []Record) []Record {
-			return append(rs, with(step("builder", ToolRunCmd, VerdictBlock), class(ClassToolCallLimit)))
+			return beforeVerify(rs, with(step("builder", ToolRunCmd, VerdictBlock), class(ClassToolCallLimit)))
 		}, func(g *Governance) { g.OnBlockContinue = true }, "tool-call limit"},
 		{"per-entry dry_run in a real run", func(rs []Record) []Record {
 			rs[3] = step("builder", ToolRunCmd, VerdictAllow, canon.M(FieldDryRun, canon.BoolValue(true)))
@@ -174,10 +241,10 @@ func TestAssessRules(t *testing.T) {
 		}, nil, `field "exit_code" is a string`},
 		{"agent configured, no session", nil, func(g *Governance) { g.Agent = "claude" }, `configured with agent "claude" but recorded no agent session`},
 		{"session killed", func(rs []Record) []Record {
-			return append(rs, step(AgentHarness, ToolAgentSession, VerdictAllow, exit(-1), canon.M(FieldKilled, canon.Str("agent-timeout"))))
-		}, func(g *Governance) { g.Agent = "codex" }, "the agent session (entry 9) was killed: agent-timeout"},
+			return beforeVerify(rs, step(AgentHarness, ToolAgentSession, VerdictAllow, exit(-1), canon.M(FieldKilled, canon.Str("agent-timeout"))))
+		}, func(g *Governance) { g.Agent = "codex" }, "the agent session (entry 4) was killed: agent-timeout"},
 		{"session without an agent", func(rs []Record) []Record {
-			return append(rs, step(AgentHarness, ToolAgentSession, VerdictAllow, exit(0)))
+			return beforeVerify(rs, step(AgentHarness, ToolAgentSession, VerdictAllow, exit(0)))
 		}, nil, "configured without an agent"},
 		{"harness runs an unknown tool", func(rs []Record) []Record {
 			return append(rs, step(AgentHarness, ToolWriteFile, VerdictAllow))
@@ -214,7 +281,7 @@ func TestAssessTestimonyNotVerdict(t *testing.T) {
 	// on-block continue lets a blocked step stand.
 	rs, g = goodRun()
 	g.OnBlockContinue = true
-	a = Assess(chain(t, append(rs, step("builder", ToolRunCmd, VerdictBlock))...), g)
+	a = Assess(chain(t, beforeVerify(rs, step("builder", ToolRunCmd, VerdictBlock))...), g)
 	assert.Equal(t, OutcomePass, a.Outcome, a.Reasons)
 	assert.Equal(t, int64(1), a.AgentBlocked)
 }
@@ -247,7 +314,7 @@ func TestAssessOtherOutcomes(t *testing.T) {
 	// A live agent's session, recorded once, not killed: a pass.
 	rs, g = goodRun()
 	g.Agent = "claude"
-	a = Assess(chain(t, append(rs, step(AgentHarness, ToolAgentSession, VerdictAllow, exit(1)))...), g)
+	a = Assess(chain(t, beforeVerify(rs, step(AgentHarness, ToolAgentSession, VerdictAllow, exit(1), canon.M(FieldToolCalls, canon.Int(2))))...), g)
 	assert.Equal(t, OutcomePass, a.Outcome, "the agent's own exit code is testimony: %v", a.Reasons)
 }
 
@@ -268,7 +335,7 @@ func TestAssessJailed(t *testing.T) {
 		assert.NotEmpty(t, a.JailProblem, name)
 	}
 	// An unjailed run that allowed it: consistent, but not jailed.
-	g2 := Governance{Canaries: false, VerifyCommand: "x", Jail: "none", Unjailed: true}
+	g2 := Governance{Canaries: false, VerifyCommand: testVerifyCommand, Jail: "none", Unjailed: true}
 	unj := canon.M(FieldUnjailed, canon.BoolValue(true))
 	a = Assess(chain(t, step("builder", ToolRunCmd, VerdictAllow, exit(0), jailed("none"), unj), step(AgentHarness, ToolRunCmd, VerdictAllow, exit(0), jailed("none"), unj)), g2)
 	assert.Equal(t, OutcomePass, a.Outcome, a.Reasons)
@@ -318,7 +385,7 @@ func TestGovernanceRoundTrip(t *testing.T) {
 }
 
 func TestCompareGovernance(t *testing.T) {
-	g := Governance{Canaries: true, VerifyCommand: "x", Jail: "bwrap"}
+	g := Governance{Canaries: true, VerifyCommand: testVerifyCommand, Jail: "bwrap"}
 	a := Assessment{Entries: 5, Allowed: 3, Blocked: 2, CanariesRun: 2, CanariesHeld: 2, VerifyRan: true, VerifyPassed: true}
 	gv := g.Value(a)
 	counts, _ := gv.Get("counts")

@@ -232,7 +232,7 @@ func unwrapPathError(err error) error {
 // further (the action, tests). A receipt too big to hold as a tree
 // (ReceiptLimits.MaxValues) is refused here though CheckReceipt passes it.
 func VerifyReceipt(data []byte) (*Receipt, error) {
-	f, err := checkReceipt(data, true)
+	f, err := checkReceipt(data, true, false)
 	if err != nil {
 		return nil, err
 	}
@@ -261,6 +261,12 @@ type ReceiptFacts struct {
 	// Assessment (CompareGovernance); empty when it does not, or when not
 	// Governed.
 	Diffs []string
+	// Agent is the receipt's "agent" object when Governed and it reads
+	// (ParseAgentRecord), held to the chain (Diffs); nil otherwise.
+	Agent *AgentRecord
+	// OutcomeHashes are the entries' outcome_sha256, decoded, in chain
+	// order (CheckReceiptOutcomes only).
+	OutcomeHashes [][sha256.Size]byte
 }
 
 // CheckReceipt recomputes a receipt in place, holding no tree of it: it
@@ -276,7 +282,14 @@ type ReceiptFacts struct {
 // of the wrong type fails; nothing stored is trusted, not a flag, not a
 // count, not the signature itself. The facts are returned on an error too.
 func CheckReceipt(data []byte) (*ReceiptFacts, error) {
-	return checkReceipt(data, false)
+	return checkReceipt(data, false, false)
+}
+
+// CheckReceiptOutcomes is CheckReceipt that also keeps each entry's
+// outcome_sha256, decoded (OutcomeHashes): 32 bytes an entry, for a
+// verifier that compares the command outputs kept beside a receipt.
+func CheckReceiptOutcomes(data []byte) (*ReceiptFacts, error) {
+	return checkReceipt(data, false, true)
 }
 
 // Caps on the parts of a receipt read as trees.
@@ -301,10 +314,10 @@ var checkers = sync.Pool{New: func() any {
 	return &receiptChecker{cr: newChainReader(), h: h, w: bufio.NewWriterSize(h, 32<<10)}
 }}
 
-func checkReceipt(data []byte, keep bool) (*ReceiptFacts, error) {
+func checkReceipt(data []byte, keep, outcomes bool) (*ReceiptFacts, error) {
 	c := checkers.Get().(*receiptChecker)
 	defer checkers.Put(c)
-	f, err := c.check(data, keep)
+	f, err := c.check(data, keep, outcomes)
 	var re *ReceiptError
 	if errors.As(err, &re) && re.Err == nil && len(data) > 0 {
 		// Whatever else is wrong, a receipt that is not valid JSON is
@@ -323,7 +336,7 @@ func checkReceipt(data []byte, keep bool) (*ReceiptFacts, error) {
 	return f, err
 }
 
-func (c *receiptChecker) check(data []byte, keep bool) (*ReceiptFacts, error) {
+func (c *receiptChecker) check(data []byte, keep, outcomes bool) (*ReceiptFacts, error) {
 	r := &Receipt{}
 	f := &ReceiptFacts{Receipt: r}
 	if len(data) == 0 {
@@ -512,6 +525,11 @@ func (c *receiptChecker) check(data []byte, keep bool) (*ReceiptFacts, error) {
 				return 0, err // the transcoder read it: cannot happen
 			}
 			judge.Add(e)
+			if outcomes {
+				var sum [sha256.Size]byte // zero when not 64 hex digits: matches no file
+				hex.Decode(sum[:], []byte(EntryString(e, FieldOutcomeSHA256)))
+				f.OutcomeHashes = append(f.OutcomeHashes, sum)
+			}
 			if keep {
 				r.Entries = append(r.Entries, e)
 			}
@@ -565,6 +583,9 @@ func (c *receiptChecker) check(data []byte, keep bool) (*ReceiptFacts, error) {
 	if f.Governed {
 		f.Diffs = CompareGovernance(govBody, f.Assessment)
 		f.Diffs = append(f.Diffs, CheckAgentRecord(agentBody, f.Assessment.AgentSessions, g)...)
+		if a, present, aerr := ParseAgentRecord(agentBody); present && aerr == nil {
+			f.Agent = &a
+		}
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != r.Signature {
 		return f, &ReceiptError{Where: RFieldSignature, Msg: fmt.Sprintf("content hash does not match: the receipt's \"signature\" is %s, its content hashes to %s (a field was changed after the hash was taken)", r.Signature, got)}

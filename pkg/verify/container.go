@@ -1,11 +1,14 @@
 package verify
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -25,6 +28,7 @@ type group struct {
 	receipts      map[string]int // file name → slot
 	ledgers       map[string]int // file name → slot
 	bad           map[string]bool
+	others        map[string]opener // file name → opener, of the files that are none of the above
 	index, latest *member
 }
 
@@ -95,10 +99,18 @@ func (r *runner) addContainer(slot int, refs []ref, dirName func(string) string)
 		d := path.Dir(rel)
 		g := c.groups[d]
 		if g == nil {
-			g = &group{dir: d, receipts: map[string]int{}, ledgers: map[string]int{}, bad: map[string]bool{}}
+			g = &group{dir: d, receipts: map[string]int{}, ledgers: map[string]int{}, bad: map[string]bool{}, others: map[string]opener{}}
 			c.groups[d] = g
 		}
 		return g
+	}
+	// The directories that hold an outputs-<session>/ directory: their
+	// receipts keep their entries' outcome hashes for checkOutputs.
+	withOutputs := map[string]bool{}
+	for _, rf := range refs {
+		if d := path.Dir(rf.rel); d != "." && strings.HasPrefix(path.Base(d), OutputsPrefix) {
+			withOutputs[path.Dir(d)] = true
+		}
 	}
 	for _, rf := range refs {
 		switch rf.kind {
@@ -108,8 +120,10 @@ func (r *runner) addContainer(slot int, refs []ref, dirName func(string) string)
 			grp(rf.rel).bad[path.Base(rf.rel)] = true
 		case refOther:
 			r.items[slot].Ignored++
+			grp(rf.rel).others[path.Base(rf.rel)] = rf.open
 		case refReceipt:
 			grp(rf.rel).receipts[path.Base(rf.rel)] = r.addJob(rf.display, KindReceipt, rf.open)
+			r.jobs[len(r.jobs)-1].outputs = withOutputs[path.Dir(rf.rel)]
 			c.receipts++
 		case refLedger:
 			grp(rf.rel).ledgers[path.Base(rf.rel)] = r.addJob(rf.display, KindLedger, rf.open)
@@ -135,6 +149,8 @@ func (r *runner) finishContainer(c *container) {
 	for _, d := range dirs {
 		r.checkStore(c, c.groups[d])
 		r.checkLedgers(c.groups[d])
+		r.checkTranscripts(c.groups[d])
+		r.checkOutputs(c, c.groups[d])
 	}
 	it := &r.items[c.slot]
 	it.Receipts, it.Ledgers = c.receipts, c.ledgers
@@ -145,5 +161,121 @@ func (r *runner) finishContainer(c *container) {
 	}
 	if c.receipts == 0 && r.o.minReceipts() > 0 {
 		it.fail("", "holds no receipt: an empty artifact proves nothing (--min-receipts 0 accepts one)")
+	}
+}
+
+// checkTranscripts holds a live agent's transcript, where it lies beside
+// its receipt (agent.transcript names it, in the receipt's directory), to
+// the hash the chain records for it (the agent_session entry's
+// outcome_sha256, which the agent object's transcript_sha256 must equal).
+// A transcript that hashes otherwise was swapped or edited after the run:
+// whoever reads it to learn what the agent did would read another story,
+// so the receipt fails. A receipt whose transcript is not beside it is
+// not failed for that (a receipt can be verified alone).
+func (r *runner) checkTranscripts(g *group) {
+	names := make([]string, 0, len(g.receipts))
+	for name := range g.receipts {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		it := &r.items[g.receipts[name]]
+		if !it.Verified || it.transcript == "" {
+			continue
+		}
+		open, ok := g.others[it.transcript]
+		if !ok {
+			continue
+		}
+		sum, err := hashFile(open)
+		switch {
+		case err != nil:
+			it.fail("agent.transcript", "%s beside the receipt cannot be read: %v", it.transcript, err)
+		case sum != it.transcriptSHA256:
+			it.fail("agent.transcript", "%s beside the receipt hashes to %s, but the chain records %s: the transcript is not the one the run recorded", it.transcript, sum, it.transcriptSHA256)
+		default:
+			it.note("transcript %s matches the hash the chain records", it.transcript)
+		}
+	}
+}
+
+// hashFile is the hex sha256 of what open reads, streamed.
+func hashFile(open opener) (string, error) {
+	rc, _, err := open()
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, rc); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// OutputsPrefix names the directory, beside a run's receipt, that holds
+// the full output of each of its commands: outputs-<session>/.
+const OutputsPrefix = "outputs-"
+
+// checkOutputs holds each command output file of outputs-<session>/
+// (entry-NNNN.log: the output of the command recorded as entry NNNN) to
+// the outcome hash that entry records, for every verified receipt of that
+// session in the directory above it. These files are what a reviewer
+// reads for a step's or the verify command's output: one edited or
+// swapped after the run (a failing test log replaced by a passing one)
+// fails the receipt. A file naming an entry the chain does not have
+// fails too. mcp-call-NNNN.log files are numbered by arrival, not entry,
+// and are not compared; other files are ignored.
+func (r *runner) checkOutputs(c *container, g *group) {
+	base := path.Base(g.dir)
+	if g.dir == "." || !strings.HasPrefix(base, OutputsPrefix) {
+		return
+	}
+	session := strings.TrimPrefix(base, OutputsPrefix)
+	parent := c.groups[path.Dir(g.dir)]
+	if parent == nil {
+		return
+	}
+	var owners []*Item
+	for _, slot := range parent.receipts {
+		if it := &r.items[slot]; it.Verified && it.SessionID == session && it.outcomes != nil {
+			owners = append(owners, it)
+		}
+	}
+	if len(owners) == 0 {
+		return
+	}
+	names := make([]string, 0, len(g.others))
+	for name := range g.others {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		digits, ok := strings.CutPrefix(name, "entry-")
+		if !ok {
+			continue
+		}
+		digits, ok = strings.CutSuffix(digits, ".log")
+		if !ok || len(digits) < 4 || strings.Trim(digits, "0123456789") != "" {
+			continue
+		}
+		n, err := strconv.Atoi(digits)
+		if err != nil {
+			continue
+		}
+		hexSum, herr := hashFile(g.others[name])
+		var sum [32]byte
+		hex.Decode(sum[:], []byte(hexSum))
+		for _, it := range owners {
+			where := base + "/" + name
+			switch {
+			case herr != nil:
+				it.fail(where, "cannot be read: %v", herr)
+			case n >= len(it.outcomes):
+				it.fail(where, "names entry %d, but the chain has %d entries", n, len(it.outcomes))
+			case sum != it.outcomes[n]:
+				it.fail(where, "hashes to %s, but entry %d records outcome_sha256 %x: the output beside the receipt is not the one the run recorded", hexSum, n, it.outcomes[n])
+			}
+		}
 	}
 }

@@ -56,8 +56,12 @@
 // recomputed one (evidence.CompareGovernance), a governance object that
 // cannot be read (an unknown schema, a field of the wrong type: nothing is
 // then recomputed), a provenance jail or policy hash other than the
-// governance object's, and two receipts that claim one id with different
-// content.
+// governance object's, a governed receipt whose chain does not start at
+// the genesis GENESIS (the tail of a chain, its first entries dropped
+// with no entry re-hashed), two receipts that claim one id with different
+// content, and two receipts with different ids that hold one chain (same
+// length and head): one run's testimony re-signed as another run, for
+// another commit or to be counted twice.
 //
 // # Expectations
 //
@@ -76,7 +80,7 @@
 //     (Assessment.AgentBlocked; the canaries' are blocked by design and
 //     not counted, unreadable entries are counted as blocked).
 //   - MinReceipts (--min-receipts N, default 1): at least N distinct
-//     receipt ids verify across all PATHs. A receipt read twice (a copy, a
+//     receipt ids, each with its own chain, verify across all PATHs. A receipt read twice (a copy, a
 //     store and its zip) is counted once and marked duplicate_of. Every
 //     directory or zip PATH must also hold a receipt, unless N is 0.
 //   - Anchors.Len and Anchors.Head (--expect-len, --expect-head): the
@@ -177,6 +181,18 @@
 //   - a ledger named ledger-<session>.jsonl (the action writes its chain
 //     there, beside the receipt) whose session has no receipt beside it
 //     fails: the run that wrote it did not finish.
+//
+// In any directory, a governed receipt's live-agent transcript (the file
+// its agent.transcript names, beside it) must hash to the chain's
+// agent_session outcome_sha256 (the agent object's transcript_sha256):
+// else the receipt fails, since the transcript a reader would open is not
+// the one the run recorded. A transcript that is not there is not a
+// failure. Likewise each outputs-<session>/entry-NNNN.log beside a
+// receipt of that session must hash to entry NNNN's outcome_sha256 (and
+// name an entry the chain has); such a receipt keeps its entries' hashes
+// (evidence.CheckReceiptOutcomes: 32 bytes an entry) until the check.
+// mcp-call-NNNN.log files are numbered by arrival, not by entry, and are
+// not compared.
 //
 // In any directory, a ledger-<session>.jsonl is paired with the verified
 // receipts of that session beside it: it must have their chain's length and

@@ -15,8 +15,12 @@ import (
 // checks that hold whatever the options, then each requirement of o. Every
 // answer comes from what evidence recomputed (the Assessment), never from
 // a flag or count the receipt stores.
-func checkReceipt(it *Item, data []byte, o *Options) {
-	f, err := evidence.CheckReceipt(data)
+func checkReceipt(it *Item, data []byte, o *Options, outputs bool) {
+	check := evidence.CheckReceipt
+	if outputs {
+		check = evidence.CheckReceiptOutcomes
+	}
+	f, err := check(data)
 	r := f.Receipt
 	it.ReceiptID, it.Producer, it.SessionID, it.TS, it.Outcome = r.ID, r.Producer, r.SessionID, r.TS, r.Outcome
 	it.model, it.task = r.Model, r.Task
@@ -31,6 +35,9 @@ func checkReceipt(it *Item, data []byte, o *Options) {
 		return
 	}
 	it.Verified = true
+	if outputs {
+		it.outcomes = f.OutcomeHashes
+	}
 	it.Signature = r.Signature
 	it.Repository, _ = provString(r, evidence.ProvRepository)
 	it.Commit, _ = provString(r, evidence.ProvCommit)
@@ -45,6 +52,9 @@ func checkReceipt(it *Item, data []byte, o *Options) {
 		it.fail(evidence.RFieldGovernance, "%v", f.GovernanceErr)
 	case f.Governed:
 		governed(it, f)
+		if f.Agent != nil {
+			it.transcript, it.transcriptSHA256 = f.Agent.Transcript, f.Agent.TranscriptSHA256
+		}
 	default:
 		it.OutcomeSource = SourceStored
 		it.note("outcome %q is stored, not recomputed: the receipt carries no governance object", r.Outcome)
@@ -79,6 +89,13 @@ func governed(it *Item, f *evidence.ReceiptFacts) {
 	}
 	for _, d := range f.Diffs {
 		it.fail(evidence.RFieldGovernance, "the stored summary disagrees with the chain: %s", d)
+	}
+	// The action starts every chain at the genesis GENESIS. A governed
+	// receipt whose chain starts elsewhere holds the tail of a chain, its
+	// first entries (the canaries, the agent's first actions) dropped
+	// without a single entry re-hashed: the genesis is a stored field.
+	if f.Genesis != evidence.Genesis {
+		it.fail("chain.genesis", "the chain starts at genesis %q, not %q, where the action starts every chain: it may be the tail of a longer chain whose first entries were dropped", f.Genesis, evidence.Genesis)
 	}
 	if f.Outcome != a.Outcome {
 		it.fail(evidence.RFieldOutcome, "stored outcome %s but the chain recomputes to %s: %s", f.Outcome, a.Outcome, firstOr(a.Reasons, "it records no reason to fail"))

@@ -103,6 +103,13 @@ type Item struct {
 	Notes    []string  `json:"notes,omitempty"`    // facts worth knowing that are not failures
 
 	model, task string // a receipt's, for its store's index
+	// transcript and transcriptSHA256: a governed receipt's live agent
+	// transcript (a file name in the receipt's directory) and its hash as
+	// the chain records it.
+	transcript, transcriptSHA256 string
+	// outcomes: each entry's outcome_sha256, kept only for a receipt with
+	// an outputs-<session>/ directory beside it.
+	outcomes [][32]byte
 }
 
 func (it *Item) fail(where, format string, args ...any) {

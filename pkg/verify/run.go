@@ -72,6 +72,9 @@ type job struct {
 	// policies fail on it; one in a container is checked against the
 	// receipts beside it instead.
 	standalone bool
+	// outputs: a receipt with an outputs-<session>/ directory beside it,
+	// whose entries' outcome hashes are kept for checkOutputs.
+	outputs bool
 }
 
 func (r *runner) close() {
@@ -321,7 +324,7 @@ func (r *runner) runJob(j job) {
 	defer rc.Close()
 	switch j.kind {
 	case KindReceipt:
-		r.receipt(it, rc, size)
+		r.receipt(it, rc, size, j.outputs)
 	case KindLedger:
 		r.ledgerMu.Lock()
 		defer r.ledgerMu.Unlock()
@@ -331,7 +334,7 @@ func (r *runner) runJob(j job) {
 
 // receipt reads one receipt under the size cap and the memory budget, then
 // verifies it. Only the item's facts outlive this call.
-func (r *runner) receipt(it *Item, rc io.Reader, size int64) {
+func (r *runner) receipt(it *Item, rc io.Reader, size int64, outputs bool) {
 	if size > evidence.MaxReceiptBytes {
 		it.fail("", "%d bytes, over the %d-byte receipt cap: not read", size, evidence.MaxReceiptBytes)
 		return
@@ -352,7 +355,7 @@ func (r *runner) receipt(it *Item, rc io.Reader, size int64) {
 		it.fail("", "over the %d-byte receipt cap", evidence.MaxReceiptBytes)
 		return
 	}
-	checkReceipt(it, data, r.o) // keeps nothing of data
+	checkReceipt(it, data, r.o, outputs) // keeps nothing of data
 }
 
 // buffers are a run's read buffers, reused from one receipt to the next:
@@ -448,6 +451,7 @@ func (r *runner) checkReceipts() {
 			}
 		}
 	}
+	r.checkSharedChains()
 	if want := r.o.minReceipts(); len(first) < want {
 		slot := r.newItem("--min-receipts", KindPolicy)
 		hint := ""
@@ -455,6 +459,47 @@ func (r *runner) checkReceipts() {
 			hint = " (--min-receipts 0 accepts none)"
 		}
 		r.items[slot].fail("", "%s verified; at least %d required%s", plural(len(first), "distinct receipt"), want, hint)
+	}
+}
+
+// checkSharedChains fails receipts that claim one chain under different
+// ids. The receipt id, session and provenance are the receipt's own
+// fields, which anyone can rewrite and re-sign (the content hash has no
+// key); the chain is the testimony. One run's chain presented as a second
+// receipt (another id, another session, another commit) would count twice
+// for --min-receipts, or pass for a run that never happened. Runs do not
+// share chains (their entries carry their own timestamps and the canaries'
+// random paths), so two ids for one chain is a forgery or a replay: both
+// fail. A chain is named by its length and head, which the content hash of
+// each receipt recomputes; an empty chain (its head is its genesis) names
+// no run and is not compared.
+func (r *runner) checkSharedChains() {
+	type chainKey struct {
+		entries int64
+		head    string
+	}
+	first := map[chainKey]int{}
+	failed := map[int]bool{}
+	for i := range r.items {
+		it := &r.items[i]
+		if it.Kind != KindReceipt || !it.Verified || it.DuplicateOf != "" || it.Entries == 0 {
+			continue
+		}
+		k := chainKey{it.Entries, it.Head}
+		j, ok := first[k]
+		if !ok {
+			first[k] = i
+			continue
+		}
+		o := &r.items[j]
+		if o.ReceiptID == it.ReceiptID {
+			continue // one id with two contents: failed already
+		}
+		it.fail("chain", "receipt %s has the same chain (%d entries, head %s) as receipt %s in %s: one run's testimony claimed twice", it.ReceiptID, it.Entries, it.Head, o.ReceiptID, o.Path)
+		if !failed[j] {
+			failed[j] = true
+			o.fail("chain", "receipt %s has the same chain (%d entries, head %s) as receipt %s in %s: one run's testimony claimed twice", o.ReceiptID, o.Entries, o.Head, it.ReceiptID, it.Path)
+		}
 	}
 }
 

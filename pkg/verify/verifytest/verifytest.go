@@ -13,8 +13,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -70,8 +72,13 @@ func (s Spec) jail() string {
 // run and held (exit 0).
 func Canaries(jail string) []evidence.Record {
 	var rs []evidence.Record
+	tools := map[string]string{evidence.CanaryWriteOutside: "write_file", evidence.CanaryUnknownTool: "delete_database"}
 	for _, name := range evidence.GateCanaries {
-		rs = append(rs, Step(evidence.AgentCanary, "run_cmd", evidence.VerdictBlock, canon.M(evidence.FieldCanary, canon.Str(name))))
+		tool := tools[name]
+		if tool == "" {
+			tool = "run_cmd"
+		}
+		rs = append(rs, Step(evidence.AgentCanary, tool, evidence.VerdictBlock, canon.M(evidence.FieldCanary, canon.Str(name))))
 	}
 	if jail != "" {
 		for _, name := range evidence.JailCanaries {
@@ -90,6 +97,21 @@ func Good(jail string) []evidence.Record {
 		Ran("builder", jail, 0),
 		Ran(evidence.AgentHarness, jail, 0),
 	)
+}
+
+// GoodWith is Good with the agent's further actions recorded where a run
+// records them: before the verify command, which the harness runs last.
+func GoodWith(jail string, steps ...evidence.Record) []evidence.Record {
+	good := Good(jail)
+	n := len(good) - 1
+	return slices.Concat(good[:n:n], steps, good[n:])
+}
+
+// Unverified is Good without the verify command, the chain of a run
+// configured without one.
+func Unverified(jail string) []evidence.Record {
+	good := Good(jail)
+	return good[:len(good)-1]
 }
 
 // Tally counts entries, allowed and blocked as the verifier prints them.
@@ -126,7 +148,12 @@ func Ran(agent, jail string, exit int64, extra ...canon.Member) evidence.Record 
 // Chain appends records to a fresh in-memory ledger.
 func Chain(tb testing.TB, rs []evidence.Record) []canon.Value {
 	tb.Helper()
-	l, err := evidence.OpenLedger(evidence.LedgerOptions{Now: fixedClock})
+	return chainAt(tb, rs, fixedClock)
+}
+
+func chainAt(tb testing.TB, rs []evidence.Record, now func() time.Time) []canon.Value {
+	tb.Helper()
+	l, err := evidence.OpenLedger(evidence.LedgerOptions{Now: now})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -140,6 +167,17 @@ func Chain(tb testing.TB, rs []evidence.Record) []canon.Value {
 
 func fixedClock() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
 
+// sessionClock is fixedClock for the default session "s1" and a few
+// minutes off it, by the session's name, for any other.
+func sessionClock(session string) time.Time {
+	if session == "s1" {
+		return fixedClock()
+	}
+	h := fnv.New32a()
+	h.Write([]byte(session))
+	return fixedClock().Add(time.Duration(1+h.Sum32()%86400) * time.Second)
+}
+
 // Build signs a receipt as the action does.
 func Build(tb testing.TB, s Spec) *evidence.Receipt {
 	tb.Helper()
@@ -148,7 +186,14 @@ func Build(tb testing.TB, s Spec) *evidence.Receipt {
 	if rs == nil {
 		rs = Good(jail)
 	}
-	entries := Chain(tb, rs)
+	// Each run's entries carry its own time (its Now, offset by its
+	// session), as two runs' do: no two runs share a chain (the verifier
+	// fails two ids for one chain).
+	at := sessionClock(or(s.SessionID, "s1"))
+	if !s.Now.IsZero() {
+		at = at.Add(s.Now.Sub(fixedClock()))
+	}
+	entries := chainAt(tb, rs, func() time.Time { return at })
 	g := evidence.Governance{Canaries: true, JailCanaries: jail != "", VerifyCommand: "go test ./...", Jail: jail, PolicySHA256: PolicySH}
 	if s.Governance != nil {
 		g = *s.Governance
