@@ -5,7 +5,8 @@ package gate
 // and the name each source takes inside it, are written; rm's operands are
 // removed. Nothing may be removed or written outside the sandbox, on a
 // protected path, or as the sandbox root; a directory holding a protected
-// path is not removed or moved either.
+// path is not removed or moved either, and a moved or copied tree does
+// not land where it could create one.
 
 import (
 	"path"
@@ -57,7 +58,7 @@ var rmSpec = (&optSpec{Name: "rm", Permute: true, Prefix: true, Alt: true, Opts:
 
 var progCp = &Program{
 	Family: "cp", Names: []string{"cp"}, Spec: cpSpec,
-	Summary: "Copies files: sources are read, the destination (and each source's name inside it) is written — inside the sandbox, off protected paths. -r copies trees.",
+	Summary: "Copies files: sources are read, the destination (and each source's name inside it) is written — inside the sandbox, off protected paths. -r copies trees, and where a tree lands (the destination with -T, with SRC/. or when it is not an existing directory; else DEST/NAME) must not hold a protected path, since the tree's entries are created below it.",
 	Operands: func(inv *invocation, sub *argList, r *scanResult) *violation {
 		return copyOperands(inv, sub, r, roleRead)
 	},
@@ -65,7 +66,7 @@ var progCp = &Program{
 
 var progMv = &Program{
 	Family: "mv", Names: []string{"mv"}, Spec: mvSpec,
-	Summary: "Moves files: sources are removed from their place (never the sandbox root, a protected path, or a directory holding one); the destination and each source's name inside it are written.",
+	Summary: "Moves files: sources are removed from their place (never the sandbox root, a protected path, or a directory holding one); the destination and each source's name inside it are written, and where a moved tree lands must not hold a protected path (`mv build/gh .github` would create .github/workflows).",
 	Operands: func(inv *invocation, sub *argList, r *scanResult) *violation {
 		return copyOperands(inv, sub, r, roleDelete)
 	},
@@ -77,13 +78,19 @@ var progRm = &Program{
 }
 
 // copyOperands: cp and mv's SOURCE... DEST, SOURCE... -t DIR, or -T
-// SOURCE DEST.
+// SOURCE DEST. When whole trees move (mv, cp -r/-R/-a), where each tree
+// lands must not hold a protected path: its entries are created below it.
 func copyOperands(inv *invocation, sub *argList, r *scanResult, srcRole Role) *violation {
 	words := sub.words()
 	if s := r.get("suffix"); s != nil {
 		if v, _ := s.value(words); strings.ContainsRune(v, '/') {
 			return refuse(evidence.ClassUnsafeOption, r.specName+" "+s.name+" backup suffix '"+shown(v)+"' names another directory; use a plain suffix such as ~ or .bak")
 		}
+	}
+	trees := srcRole == roleDelete || r.has("recursive") || r.has("archive")
+	written, landing := roleWrite, roleWrite
+	if trees {
+		written, landing = roleWriteDest, roleWriteTree
 	}
 	ops := r.operands
 	var dest string
@@ -95,16 +102,25 @@ func copyOperands(inv *invocation, sub *argList, r *scanResult, srcRole Role) *v
 	} else if len(ops) >= 2 {
 		last := ops[len(ops)-1]
 		dest, destArg = words[last], sub.at(last)
-		inv.addWord(destArg, roleWrite)
-		ops = ops[:len(ops)-1]
 		intoDir = !r.has("no-target-directory")
+		role := written
+		if !intoDir {
+			role = landing // -T: the source becomes the destination
+		}
+		for _, i := range ops[:len(ops)-1] {
+			if base := path.Base(words[i]); base == "." || base == ".." {
+				role = landing // SRC/. and SRC/..: the contents land in the destination itself
+			}
+		}
+		inv.addWord(destArg, role)
+		ops = ops[:len(ops)-1]
 	}
 	for _, i := range ops {
 		src := words[i]
 		inv.addWord(sub.at(i), srcRole)
 		if dest != "" && intoDir && src != "-" {
 			if base := path.Base(src); base != "/" && base != "." && base != ".." {
-				inv.add(destArg, strings.TrimSuffix(dest, "/")+"/"+base, roleWrite, "the destination of '"+shown(src)+"'")
+				inv.add(destArg, strings.TrimSuffix(dest, "/")+"/"+base, landing, "the destination of '"+shown(src)+"'")
 			}
 		}
 	}

@@ -18,6 +18,7 @@ package gate
 
 import (
 	"fmt"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -509,13 +510,33 @@ func (g *Gate) checkValue(p *cmdPlan, c check, cwd string) *violation {
 	if perr != nil {
 		return &violation{evidence.ClassArgPathEscape, what + " " + perr.detail() + pathAdvice(c.val)}
 	}
-	if c.role == roleWrite {
+	if c.role == roleWrite || c.role == roleWriteTree || c.role == roleWriteDest {
 		if entry, ok := g.protectedEntry(rel); ok {
 			return &violation{evidence.ClassProtectedPath, "'" + p.head + "' would write " + what + ", under protected path '" + entry +
 				"' (what is written there runs later outside the jail, or is the kernel's own record)"}
 		}
 	}
+	if c.role == roleWriteDest && isDir(g.sandbox+"/"+rel) {
+		return nil // an existing directory: the trees land under their own names, checked on their own
+	}
+	if c.role == roleWriteTree || c.role == roleWriteDest {
+		entry, ok := g.holdsProtected(rel)
+		if rel == "." {
+			entry, ok = ".deponent", true // the sandbox root holds every anchored entry
+		}
+		if ok {
+			return &violation{evidence.ClassProtectedPath, "'" + p.head + "' would write a whole tree at " + what + ", which holds (or may create) protected path '" + entry +
+				"': the tree's entries could create or replace it; put the tree in a directory that holds no protected path (for example DIR/NAME), or copy the files one by one"}
+		}
+	}
 	return nil
+}
+
+// isDir reports whether p, already resolved inside the sandbox, is a
+// directory now.
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // pathAdvice suggests the fix for a path refused as outside the sandbox.

@@ -52,6 +52,16 @@ const (
 	roleWrite               // a path the program writes or creates: inside the sandbox and not protected
 	roleDelete              // a path the program removes: inside, not protected, never the sandbox root
 	roleArg                 // an argument whose meaning the gate does not know (a script's argv): every reading checked as a path the program may write
+	// roleWriteTree: where a copied or moved tree lands (cp -r, mv). As
+	// roleWrite, and it must not hold a protected path either: the tree's
+	// own entries are created below it, so `cp -r build/gh .github` would
+	// create .github/workflows.
+	roleWriteTree
+	// roleWriteDest: the destination operand of cp -r or mv without -T. An
+	// existing directory only receives the trees (each checked as
+	// roleWriteTree under its own name); any other destination is where a
+	// tree lands, checked as roleWriteTree.
+	roleWriteDest
 )
 
 func (r Role) String() string {
@@ -68,6 +78,8 @@ func (r Role) String() string {
 		return "removed path"
 	case roleArg:
 		return "argument"
+	case roleWriteTree, roleWriteDest:
+		return "tree write path"
 	}
 	return "option"
 }
