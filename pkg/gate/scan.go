@@ -36,7 +36,7 @@ type argKind uint8
 const (
 	noArg   argKind = iota // a flag
 	reqArg                 // a value: glued ("-oFILE", "--out=FILE") or the next word
-	optArg                 // an optional value: glued only ("-i.bak", "--in-place=.bak")
+	optArg                 // an optional value: glued only ("-i.bak", "--in-place=.bak"); optNext in an argparse table
 	optNext                // an optional value, glued or the next word when that does not start with '-' (argparse nargs='?')
 )
 
@@ -376,11 +376,20 @@ func scanArgs(spec *optSpec, words []string, alt bool) scanResult {
 	return res
 }
 
-func kindIn(o *Opt, alt bool) argKind {
+// kindIn is how the program's parser takes the option's value. argparse
+// has no glued-only optional value: an option with nargs='?' takes the
+// next word too when that does not look like an option (pytest --debug
+// FILE), so optArg reads as optNext in an argparse table, whatever the
+// table says.
+func kindIn(spec *optSpec, o *Opt, alt bool) argKind {
+	k := o.Arg
 	if alt && o.AltSet {
-		return o.AltArg
+		k = o.AltArg
 	}
-	return o.Arg
+	if k == optArg && spec.Style == styleArgparse {
+		k = optNext
+	}
+	return k
 }
 
 // scanLong reads "--name", "--name=value" (and, for Go flags, the same
@@ -410,7 +419,7 @@ func scanLong(spec *optSpec, words []string, i int, alt bool, res *scanResult) (
 		return i, false
 	}
 	seen := seenOpt{opt: o, word: i, name: dashes + full, val: -1}
-	kind := kindIn(o, alt)
+	kind := kindIn(spec, o, alt)
 	switch {
 	case hasEq && kind == noArg && spec.Style != styleGoFlag:
 		res.invalid = "option '" + dashes + full + "' takes no value"
@@ -459,7 +468,7 @@ func scanShort(spec *optSpec, words []string, i int, alt bool, res *scanResult) 
 			return i, false
 		}
 		seen := seenOpt{opt: o, word: i, name: shortNames[c], val: -1}
-		switch kindIn(o, alt) {
+		switch kindIn(spec, o, alt) {
 		case reqArg:
 			if j+1 < len(w) {
 				seen.val, seen.off = i, j+1
@@ -479,7 +488,7 @@ func scanShort(spec *optSpec, words []string, i int, alt bool, res *scanResult) 
 		case optArg, optNext:
 			if j+1 < len(w) {
 				seen.val, seen.off = i, j+1
-			} else if kindIn(o, alt) == optNext && i+1 < len(words) && !looksLikeOption(words[i+1]) {
+			} else if kindIn(spec, o, alt) == optNext && i+1 < len(words) && !looksLikeOption(words[i+1]) {
 				i++
 				seen.val, seen.off = i, 0
 			}
