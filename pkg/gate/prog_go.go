@@ -66,8 +66,9 @@ var goSubs = map[string]*optSpec{
 	"mod verify": (&optSpec{Name: "go mod verify", Style: styleGoFlag, Permute: true}).build(),
 	"mod why":    (&optSpec{Name: "go mod why", Style: styleGoFlag, Permute: true, Opts: []Opt{flag("", "m"), flag("", "vendor")}}).build(),
 	"mod graph":  (&optSpec{Name: "go mod graph", Style: styleGoFlag, Permute: true, Opts: []Opt{val(roleText, "", "go"), flag("", "x")}}).build(),
-	"mod vendor": (&optSpec{Name: "go mod vendor", Style: styleGoFlag, Permute: true, Opts: []Opt{flag("", "v"), flag("", "e"), val(roleWrite, "", "o")}}).build(),
-	"mod init":   (&optSpec{Name: "go mod init", Style: styleGoFlag, Permute: true}).build(),
+	"mod vendor": (&optSpec{Name: "go mod vendor", Style: styleGoFlag, Permute: true, Opts: []Opt{flag("", "v"), flag("", "e"),
+		Opt{Long: []string{"o"}, Arg: reqArg, Role: roleDelete, Doc: "go mod vendor removes the directory before it writes it"}}}).build(),
+	"mod init": (&optSpec{Name: "go mod init", Style: styleGoFlag, Permute: true}).build(),
 	"mod edit": (&optSpec{Name: "go mod edit", Style: styleGoFlag, Permute: true, Opts: []Opt{flag("", "fmt"), val(roleText, "", "module"),
 		val(roleText, "", "go"), val(roleText, "", "toolchain"), val(roleText, "", "require"), val(roleText, "", "droprequire"),
 		val(roleText, "", "exclude"), val(roleText, "", "dropexclude"), Opt{Long: []string{"replace"}, Arg: reqArg, Role: roleText, Key: "replace"},
@@ -87,6 +88,7 @@ var progGo = &Program{
 	Family: "go", Names: []string{"go"}, Run: runGo,
 	Summary: "Builds, tests, vets, runs, formats and lists Go packages; reads `go env`, `go version`, `go doc`; tidies, verifies, " +
 		"edits, vendors and explains go.mod. Package patterns and files are read; -o, -coverprofile and the other profile outputs, " +
+		"`go mod vendor -o DIR` (removed first, so never the sandbox root or a directory holding a protected path), " +
 		"-outputdir, -pkgdir and -modfile are written; arguments after `go run` files or `go test -args` are checked as paths the program may write.",
 	Refuses: []string{"-toolexec, -exec, -vettool, -overlay and -C",
 		"-ldflags, -gcflags and -asmflags words outside a small model of the linker, compiler and assembler flags " +

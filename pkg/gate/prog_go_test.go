@@ -53,6 +53,10 @@ var _ = progTable("go",
 	deny("go version -m secret", cEscape, "a binary through a link out").op(),
 	allow("go version -m build", "binaries inside").op(),
 	deny("go doc -http", cUnsafe, "a web server that never exits").op(),
+	// go mod vendor -o removes the directory before it writes it.
+	deny("go mod vendor -o .", cDeny, "would remove the sandbox root").op(),
+	deny("go mod vendor -o .github", cProt, "would remove .github and its workflows").op(),
+	allow("go mod vendor -o build/vendor", "a directory inside").op(),
 	allow("go doc fmt.Println", "documentation").op(),
 )
 
