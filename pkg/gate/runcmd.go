@@ -18,8 +18,10 @@ package gate
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -510,11 +512,18 @@ func (g *Gate) checkValue(p *cmdPlan, c check, cwd string) *violation {
 	if perr != nil {
 		return &violation{evidence.ClassArgPathEscape, what + " " + perr.detail() + pathAdvice(c.val)}
 	}
-	if c.role == roleWrite || c.role == roleWriteTree || c.role == roleWriteDest {
+	if c.role == roleWrite || c.role == roleWriteTree || c.role == roleWriteDest || c.role == roleRewriteTree {
 		if entry, ok := g.protectedEntry(rel); ok {
 			return &violation{evidence.ClassProtectedPath, "'" + p.head + "' would write " + what + ", under protected path '" + entry +
 				"' (what is written there runs later outside the jail, or is the kernel's own record)"}
 		}
+	}
+	if c.role == roleRewriteTree {
+		if entry, ok := g.holdsProtectedSources(rel); ok {
+			return &violation{evidence.ClassProtectedPath, "'" + p.head + "' would rewrite the Python files below " + what + ", among them those in protected path '" + entry +
+				"'; name the directories to rewrite (for example src tests), or check without rewriting (--check, --diff)"}
+		}
+		return nil
 	}
 	if c.role == roleWriteDest && isDir(g.sandbox+"/"+rel) {
 		return nil // an existing directory: the trees land under their own names, checked on their own
@@ -530,6 +539,45 @@ func (g *Gate) checkValue(p *cmdPlan, c check, cwd string) *violation {
 		}
 	}
 	return nil
+}
+
+// maxSourceScan bounds the walk for Python sources under protected paths;
+// a larger tree is treated as holding some.
+const maxSourceScan = 10000
+
+// holdsProtectedSources reports an existing anchored protected directory
+// at or below rel that holds Python sources (.py, .pyi, .ipynb), which a
+// formatter walking rel would rewrite. The walk does not follow links.
+func (g *Gate) holdsProtectedSources(rel string) (string, bool) {
+	for _, e := range g.anchored {
+		if rel != "." && !hasProtectedPrefix(e, rel) {
+			continue
+		}
+		seen := 0
+		found := false
+		_ = filepath.WalkDir(filepath.Join(g.sandbox, e), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			seen++
+			if seen > maxSourceScan {
+				found = true
+				return fs.SkipAll
+			}
+			if !d.IsDir() {
+				switch path.Ext(d.Name()) {
+				case ".py", ".pyi", ".ipynb":
+					found = true
+					return fs.SkipAll
+				}
+			}
+			return nil
+		})
+		if found {
+			return e, true
+		}
+	}
+	return "", false
 }
 
 // isDir reports whether p, already resolved inside the sandbox, is a

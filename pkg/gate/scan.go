@@ -62,6 +62,12 @@ const (
 	// roleWriteTree under its own name); any other destination is where a
 	// tree lands, checked as roleWriteTree.
 	roleWriteDest
+	// roleRewriteTree: a file or a directory a formatter or fixer rewrites
+	// (black, ruff format, ruff check --fix). As roleWrite, and a directory
+	// must not hold a protected directory with Python sources in it, which
+	// the tool would rewrite as it walks (black . reformats
+	// .github/actions/*/*.py).
+	roleRewriteTree
 )
 
 func (r Role) String() string {
@@ -78,7 +84,7 @@ func (r Role) String() string {
 		return "removed path"
 	case roleArg:
 		return "argument"
-	case roleWriteTree, roleWriteDest:
+	case roleWriteTree, roleWriteDest, roleRewriteTree:
 		return "tree write path"
 	}
 	return "option"
