@@ -88,7 +88,7 @@ var progGo = &Program{
 	Family: "go", Names: []string{"go"}, Run: runGo,
 	Summary: "Builds, tests, vets, runs, formats and lists Go packages; reads `go env`, `go version`, `go doc`; tidies, verifies, " +
 		"edits, vendors and explains go.mod. Package patterns and files are read; -o, -coverprofile and the other profile outputs, " +
-		"`go mod vendor -o DIR` (removed first, so never the sandbox root or a directory holding a protected path), " +
+		"`go fmt` packages (rewritten: a tree must not hold a protected directory with Go files in it), `go mod vendor -o DIR` (removed first, so never the sandbox root or a directory holding a protected path), " +
 		"-outputdir, -pkgdir and -modfile are written; arguments after `go run` files or `go test -args` are checked as paths the program may write.",
 	Refuses: []string{"-toolexec, -exec, -vettool, -overlay and -C",
 		"-ldflags, -gcflags and -asmflags words outside a small model of the linker, compiler and assembler flags " +
@@ -181,6 +181,14 @@ func goOperands(inv *invocation, sub *argList, r *scanResult, name string) *viol
 			// The program's own arguments: what follows the package (or the .go files).
 			programArgs = true
 			role = roleArg
+		case name == "fmt" && (strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../") || strings.HasPrefix(a, "/") || a == "." || strings.HasSuffix(a, ".go")):
+			// gofmt -l -w: the files of the packages named (a tree with /...) are rewritten.
+			p := strings.TrimSuffix(strings.TrimSuffix(a, "/..."), "...")
+			if p == "" {
+				p = "."
+			}
+			inv.add(sub.at(i), p, roleRewriteGoTree, "")
+			continue
 		case name == "mod edit":
 			role = roleWrite // the go.mod file to edit instead of the main module's
 		case name == "version":

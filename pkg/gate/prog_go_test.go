@@ -1,6 +1,10 @@
 package gate
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 var _ = progTable("go",
 	allow("go test ./...", "tests").op(),
@@ -57,7 +61,28 @@ var _ = progTable("go",
 	deny("go mod vendor -o .", cDeny, "would remove the sandbox root").op(),
 	deny("go mod vendor -o .github", cProt, "would remove .github and its workflows").op(),
 	allow("go mod vendor -o build/vendor", "a directory inside").op(),
+	// go fmt rewrites the files of the packages it is given.
+	deny("go fmt ./.github/actions/tool", cProt, "a protected package's files").op(),
+	allow("go fmt ./...", "the tree: no protected directory here holds Go files").op(),
 	allow("go doc fmt.Println", "documentation").op(),
 )
 
 func TestProgGo(t *testing.T) { runProgTable(t, "go") }
+
+// go fmt ./... rewrites every package below, so a protected directory
+// holding Go files (a composite action written in Go) is refused.
+func TestGoFmtSkipsProtectedSources(t *testing.T) {
+	g := newTestGate(t, mustPolicy(t, `{"extra_allow_heads": ["go"]}`))
+	p := filepath.Join(g.Sandbox(), ".github", "actions", "tool", "main.go")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for c, want := range map[string]bool{"go fmt ./...": false, "go fmt ./.github/...": false, "go fmt ./src/...": true, "go vet ./...": true} {
+		if d := g.Decide("run_cmd", cmdParams(c)); d.Allowed() != want {
+			t.Errorf("%q: allowed %v, want %v: %s", c, d.Allowed(), want, d.Reason)
+		}
+	}
+}

@@ -512,15 +512,19 @@ func (g *Gate) checkValue(p *cmdPlan, c check, cwd string) *violation {
 	if perr != nil {
 		return &violation{evidence.ClassArgPathEscape, what + " " + perr.detail() + pathAdvice(c.val)}
 	}
-	if c.role == roleWrite || c.role == roleWriteTree || c.role == roleWriteDest || c.role == roleRewriteTree {
+	if c.role == roleWrite || c.role == roleWriteTree || c.role == roleWriteDest || c.role == roleRewriteTree || c.role == roleRewriteGoTree {
 		if entry, ok := g.protectedEntry(rel); ok {
 			return &violation{evidence.ClassProtectedPath, "'" + p.head + "' would write " + what + ", under protected path '" + entry +
 				"' (what is written there runs later outside the jail, or is the kernel's own record)"}
 		}
 	}
-	if c.role == roleRewriteTree {
-		if entry, ok := g.holdsProtectedSources(rel); ok {
-			return &violation{evidence.ClassProtectedPath, "'" + p.head + "' would rewrite the Python files below " + what + ", among them those in protected path '" + entry +
+	if c.role == roleRewriteTree || c.role == roleRewriteGoTree {
+		exts, kind := pythonSources, "Python"
+		if c.role == roleRewriteGoTree {
+			exts, kind = goSources, "Go"
+		}
+		if entry, ok := g.holdsProtectedSources(rel, exts); ok {
+			return &violation{evidence.ClassProtectedPath, "'" + p.head + "' would rewrite the " + kind + " files below " + what + ", among them those in protected path '" + entry +
 				"'; name the directories to rewrite (for example src tests), or check without rewriting (--check, --diff)"}
 		}
 		return nil
@@ -545,10 +549,16 @@ func (g *Gate) checkValue(p *cmdPlan, c check, cwd string) *violation {
 // a larger tree is treated as holding some.
 const maxSourceScan = 10000
 
+// The sources a formatter rewrites as it walks a directory.
+var (
+	pythonSources = map[string]bool{".py": true, ".pyi": true, ".ipynb": true}
+	goSources     = map[string]bool{".go": true}
+)
+
 // holdsProtectedSources reports an existing anchored protected directory
-// at or below rel that holds Python sources (.py, .pyi, .ipynb), which a
+// at or below rel that holds sources with one of the extensions, which a
 // formatter walking rel would rewrite. The walk does not follow links.
-func (g *Gate) holdsProtectedSources(rel string) (string, bool) {
+func (g *Gate) holdsProtectedSources(rel string, exts map[string]bool) (string, bool) {
 	for _, e := range g.anchored {
 		if rel != "." && !hasProtectedPrefix(e, rel) {
 			continue
@@ -564,12 +574,9 @@ func (g *Gate) holdsProtectedSources(rel string) (string, bool) {
 				found = true
 				return fs.SkipAll
 			}
-			if !d.IsDir() {
-				switch path.Ext(d.Name()) {
-				case ".py", ".pyi", ".ipynb":
-					found = true
-					return fs.SkipAll
-				}
+			if !d.IsDir() && exts[path.Ext(d.Name())] {
+				found = true
+				return fs.SkipAll
 			}
 			return nil
 		})

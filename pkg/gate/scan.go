@@ -68,6 +68,8 @@ const (
 	// the tool would rewrite as it walks (black . reformats
 	// .github/actions/*/*.py).
 	roleRewriteTree
+	// roleRewriteGoTree: the same for gofmt's rewrite of .go files (go fmt).
+	roleRewriteGoTree
 )
 
 func (r Role) String() string {
@@ -84,7 +86,7 @@ func (r Role) String() string {
 		return "removed path"
 	case roleArg:
 		return "argument"
-	case roleWriteTree, roleWriteDest, roleRewriteTree:
+	case roleWriteTree, roleWriteDest, roleRewriteTree, roleRewriteGoTree:
 		return "tree write path"
 	}
 	return "option"
