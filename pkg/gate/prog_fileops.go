@@ -15,6 +15,8 @@ import (
 	"github.com/deponent-dev/deponent-action/pkg/evidence"
 )
 
+const backupSuffixRefusal = "a backup suffix with a / in it, or one that can finish a protected name (`-S it` makes a backup of .g named .git)"
+
 const (
 	linkRefusal  = "makes links instead of copies, and a link to a protected file would let it be changed through the link"
 	derefRefusal = "follows symbolic links, which may lead out of the sandbox"
@@ -58,6 +60,7 @@ var rmSpec = (&optSpec{Name: "rm", Permute: true, Prefix: true, Alt: true, Opts:
 
 var progCp = &Program{
 	Family: "cp", Names: []string{"cp"}, Spec: cpSpec,
+	Refuses: []string{backupSuffixRefusal},
 	Summary: "Copies files: sources are read, the destination (and each source's name inside it) is written — inside the sandbox, off protected paths. -r copies trees, and where a tree lands (the destination with -T, with SRC/. or when it is not an existing directory; else DEST/NAME) must not hold a protected path, since the tree's entries are created below it.",
 	Operands: func(inv *invocation, sub *argList, r *scanResult) *violation {
 		return copyOperands(inv, sub, r, roleRead)
@@ -66,6 +69,7 @@ var progCp = &Program{
 
 var progMv = &Program{
 	Family: "mv", Names: []string{"mv"}, Spec: mvSpec,
+	Refuses: []string{backupSuffixRefusal},
 	Summary: "Moves files: sources are removed from their place (never the sandbox root, a protected path, or a directory holding one); the destination and each source's name inside it are written, and where a moved tree lands must not hold a protected path (`mv build/gh .github` would create .github/workflows).",
 	Operands: func(inv *invocation, sub *argList, r *scanResult) *violation {
 		return copyOperands(inv, sub, r, roleDelete)
@@ -83,8 +87,13 @@ var progRm = &Program{
 func copyOperands(inv *invocation, sub *argList, r *scanResult, srcRole Role) *violation {
 	words := sub.words()
 	if s := r.get("suffix"); s != nil {
-		if v, _ := s.value(words); strings.ContainsRune(v, '/') {
+		v, _ := s.value(words)
+		if strings.ContainsRune(v, '/') {
 			return refuse(evidence.ClassUnsafeOption, r.specName+" "+s.name+" backup suffix '"+shown(v)+"' names another directory; use a plain suffix such as ~ or .bak")
+		}
+		if name, ok := inv.g.suffixSpellsProtected(v); ok {
+			return refuse(evidence.ClassProtectedPath, r.specName+" "+s.name+" backup suffix '"+shown(v)+"' can finish the protected name '"+name+
+				"' (a backup of '"+shown(strings.TrimSuffix(name, v))+"' would be named '"+name+"'); use a suffix such as ~ or .bak, or --backup=numbered")
 		}
 	}
 	trees := srcRole == roleDelete || r.has("recursive") || r.has("archive")
@@ -125,4 +134,35 @@ func copyOperands(inv *invocation, sub *argList, r *scanResult, srcRole Role) *v
 		}
 	}
 	return nil
+}
+
+// suffixSpellsProtected reports a protected name (a component of ".git",
+// ".deponent" or another protected path) that a backup suffix could
+// finish: a backup is the old name with the suffix appended, so with the
+// suffix "it" an existing ".g" becomes ".git" (a git file that can point
+// git anywhere). Names are compared as matchProtected compares them.
+func (g *Gate) suffixSpellsProtected(suffix string) (string, bool) {
+	fold := func(s string) string {
+		s = strings.Map(func(r rune) rune {
+			if isHiddenRune(r) {
+				return -1
+			}
+			return r
+		}, s)
+		return strings.ToLower(strings.TrimRight(s, ". "))
+	}
+	sfx := fold(suffix)
+	if sfx == "" {
+		return "", false
+	}
+	for _, e := range append([]string{".git"}, g.anchored...) {
+		for rest := e; rest != ""; {
+			var c string
+			c, rest = nextComponent(rest)
+			if fc := fold(c); len(fc) > len(sfx) && strings.HasSuffix(fc, sfx) {
+				return c, true
+			}
+		}
+	}
+	return "", false
 }

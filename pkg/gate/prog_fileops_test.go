@@ -32,6 +32,13 @@ var _ = progTable("cp",
 	allow("cp docs/guide.md .github/", "a file, not a tree"),
 	allow("cp docs/guide.md .", "a file into the root"),
 	allow("cp -r src .", "a tree into the root lands at ./src"),
+	// A backup is the old name plus the suffix: "it" turns ".g" into ".git".
+	deny("cp -b -S it x.txt src/.g", cProt, "a backup named .git (a git file that can point anywhere)"),
+	deny("cp --backup=simple --suffix=nt x.txt .deponen", cProt, "a backup named .deponent"),
+	deny("cp -bS IT x.txt src/.g", cProt, "case-folded"),
+	deny("cp -b -S 't.' x.txt src/.gi", cProt, "a trailing dot a case-insensitive filesystem drops"),
+	allow("cp -b -S .bak x.txt src/a", "an everyday suffix"),
+	allow("cp --backup=numbered x.txt src/a", "numbered backups"),
 )
 
 var _ = progTable("mv",
@@ -47,6 +54,8 @@ var _ = progTable("mv",
 	deny("mv -T build .github", cProt, "-T: the moved tree becomes .github"),
 	allow("mv docs .github", "an existing directory: lands at .github/docs"),
 	allow("mv README.md .github", "a file into .github"),
+	deny("mv -b --suffix=it x.txt src/.g", cProt, "a backup named .git"),
+	allow("mv -b --suffix=.orig x.txt data.txt", "a backup beside it"),
 )
 
 var _ = progTable("rm",
