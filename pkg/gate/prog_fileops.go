@@ -108,6 +108,12 @@ func copyOperands(inv *invocation, sub *argList, r *scanResult, srcRole Role) *v
 	if t := r.get("target-directory"); t != nil {
 		dest, _ = t.value(words)
 		destArg = sub.at(t.val)
+		for _, i := range ops {
+			if base := path.Base(words[i]); base == "." || base == ".." {
+				// -t DIR SRC/.: the contents land in DIR itself.
+				inv.add(destArg, dest, landing, "the target directory of '"+shown(words[i])+"'")
+			}
+		}
 	} else if len(ops) >= 2 {
 		last := ops[len(ops)-1]
 		dest, destArg = words[last], sub.at(last)
