@@ -91,8 +91,15 @@
 //     the checkout left there.
 //   - Trees: rm -r, mv and cp -r act on whole trees; a protected path named
 //     by an operand, an anchored protected path below it and a .git directly
-//     inside it are refused, but a repository nested deeper is not searched
-//     for (the jail keeps the top-level .git read-only).
+//     inside it are refused, and so is a copied or moved tree landing on a
+//     directory that holds one (`cp -r build/gh .github`), but a repository
+//     nested deeper is not searched for (the jail keeps the top-level .git
+//     read-only), and a copy of a tree holding a nested repository makes
+//     another one.
+//     Formatters and fixers (black, ruff format, ruff check --fix) walking a
+//     directory are refused when a protected directory below it holds
+//     Python sources; other files they might reach through their own
+//     configuration (an include pattern) are not followed.
 //   - The models follow the GNU tools of Linux runners (and the listed BSD
 //     differences); an option a newer version adds is refused until it is
 //     modelled. Programs run under the environment the policy builds; the

@@ -3,8 +3,9 @@ package gate
 // awk (gawk, mawk, BSD awk): the options these share, and the program
 // read token by token. A program may compute and print; it may not run
 // commands (system(), pipes to or from commands), read files it names
-// (getline < file), write files (print > file) or load code (@load,
-// @include, gawk's @f() indirect calls). Operands are files it reads, or
+// (getline < file, or by changing ARGV, the list of files awk opens),
+// write files (print > file) or load code (@load, @include, gawk's @f()
+// indirect calls). Operands are files it reads, or
 // `var=value` assignments.
 
 import (
@@ -32,7 +33,7 @@ var awkSpec = (&optSpec{Name: "awk", Permute: false, Opts: []Opt{
 var progAwk = &Program{
 	Family: "awk", Names: []string{"awk", "gawk", "mawk", "nawk"}, Spec: awkSpec, Operands: awkOperands,
 	Summary: "Runs an awk program given inline. Operands are files it reads, or var=value assignments. The program may compute and print.",
-	Refuses: []string{"system(), | pipes and |& coprocesses, getline from a file or command, print/printf redirected to a file, " +
+	Refuses: []string{"system(), | pipes and |& coprocesses, getline from a file or command, ARGV and SYMTAB (changing ARGV makes awk read other files), print/printf redirected to a file, " +
 		"@load, @include and @-indirect calls", "a program it cannot read (unterminated string or regular expression)"},
 }
 
@@ -180,6 +181,12 @@ func lexAwk(p string, bracketAware bool) string {
 			switch word {
 			case "system":
 				return "system() runs a shell command; compute in awk, or run the command yourself"
+			case "ARGV", "SYMTAB":
+				// awk opens the files ARGV names when the main rules run, so a
+				// program that changes ARGV (assigned, split into, sub()'d,
+				// passed to a function, or reached through gawk's SYMTAB)
+				// reads files the gate never saw.
+				return word + " lets the program change which files awk reads, which the gate cannot check; pass the files as operands (FILENAME names the current one)"
 			case "getline":
 				afterGetline = 1
 				state = opStart

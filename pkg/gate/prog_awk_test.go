@@ -21,6 +21,14 @@ var _ = progTable("awk",
 	deny("awk '{print}' /tmp/x", cEscape, "a file outside").op(),
 	deny("awk 'BEGIN{print \"x\" |& \"cat\"}'", cUnsafe, "a coprocess").op(),
 	deny("awk '{print}' x.txt", cNotList, "not in the default allowlist"),
+	// ARGV is the list of files awk opens: changing it reads what the gate
+	// never checked, however the change is spelled.
+	deny(`awk 'BEGIN{ARGV[1]="/et" "c/passwd";ARGC=2}{print}'`, cUnsafe, "an assigned ARGV entry, split so no word names the path").op(),
+	deny(`awk 'BEGIN{split("x secret",ARGV);ARGC=3}1'`, cUnsafe, "split() into ARGV").op(),
+	deny(`awk 'function f(a){a[1]="secret"} BEGIN{f(ARGV)} 1' x.txt`, cUnsafe, "ARGV passed by reference").op(),
+	deny(`awk 'BEGIN{SYMTAB["ARGV"][1]="secret"} 1' x.txt`, cUnsafe, "ARGV through gawk's SYMTAB").op(),
+	allow(`awk '{print FILENAME ": " $0}' x.txt data.txt`, "the files as operands, named with FILENAME").op(),
+	allow(`awk 'BEGIN{argv=1} {print argv}' x.txt`, "a variable whose name only looks like ARGV").op(),
 )
 
 func TestProgAwk(t *testing.T) { runProgTable(t, "awk") }

@@ -17,9 +17,9 @@ var blackSpec = (&optSpec{Name: "black", Permute: true, Opts: []Opt{
 
 var progBlack = &Program{
 	Family: "black", Names: []string{"black"}, Modules: []string{"black"}, Spec: blackSpec,
-	Summary: "Formats Python files: its operands are rewritten (inside the sandbox, off protected paths), or only read with --check or --diff. --config is read; the exclude and include expressions are patterns.",
+	Summary: "Formats Python files: its operands are rewritten (inside the sandbox, off protected paths, and a directory must not hold a protected directory with Python files in it), or only read with --check or --diff. --config is read; the exclude and include expressions are patterns.",
 	Operands: func(inv *invocation, sub *argList, r *scanResult) *violation {
-		role := roleWrite
+		role := roleRewriteTree
 		if r.has("check") || r.has("diff") {
 			role = roleRead
 		}

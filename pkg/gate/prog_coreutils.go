@@ -6,7 +6,11 @@ package gate
 // after operands); the BSD variants on macOS stop reading options at the
 // first operand, and every word is also checked under that reading.
 
-import "github.com/deponent-dev/deponent-action/pkg/evidence"
+import (
+	"strings"
+
+	"github.com/deponent-dev/deponent-action/pkg/evidence"
+)
 
 const followRefusal = "waits for more data forever; the command would only end at the wall-clock limit"
 
@@ -29,17 +33,46 @@ var progHead = &Program{
 	}}).build(),
 }
 
+var tailSpec = (&optSpec{Name: "tail", Permute: true, Prefix: true, Alt: true, DigitOpts: true, Opts: []Opt{
+	val(roleText, "c", "bytes"), val(roleText, "n", "lines"), flag("q", "quiet", "silent"),
+	flag("v", "verbose"), flag("z", "zero-terminated"), flag("", "help"), flag("", "version"),
+	refused(optval(roleText, "f", "follow"), followRefusal, "read the file once with tail -n N"),
+	refused(flag("F"), followRefusal, "read the file once with tail -n N"),
+	flag("", "retry"), val(roleText, "s", "sleep-interval"), val(roleText, "", "max-unchanged-stats"),
+	val(roleText, "", "pid"),
+}}).build()
+
 var progTail = &Program{
 	Family: "tail", Names: []string{"tail"}, Operand: roleRead,
 	Summary: "Prints the last lines of files, which it reads (inside the sandbox).",
-	Spec: (&optSpec{Name: "tail", Permute: true, Prefix: true, Alt: true, DigitOpts: true, Opts: []Opt{
-		val(roleText, "c", "bytes"), val(roleText, "n", "lines"), flag("q", "quiet", "silent"),
-		flag("v", "verbose"), flag("z", "zero-terminated"), flag("", "help"), flag("", "version"),
-		refused(optval(roleText, "f", "follow"), followRefusal, "read the file once with tail -n N"),
-		refused(flag("F"), followRefusal, "read the file once with tail -n N"),
-		flag("", "retry"), val(roleText, "s", "sleep-interval"), val(roleText, "", "max-unchanged-stats"),
-		val(roleText, "", "pid"),
-	}}).build(),
+	Spec:    tailSpec,
+	Refuses: []string{"the obsolete first-argument forms that follow (`+1f`, `-cf`, `+5lf`): GNU tail reads them before getopt, so `-cf` is \"follow\", not -c with the value f"},
+	Run: func(inv *invocation, args *argList) *violation {
+		if w := args.words(); len(w) > 0 && tailObsoleteFollow(w[0]) {
+			return refuse(evidence.ClassUnsafeOption, "tail reads '"+shown(w[0])+"' as its obsolete count option, which ends in f: it "+
+				followRefusal+"; read the file once with tail -n N (write ./"+shown(w[0])+" for a file so named)")
+		}
+		return inv.runSpec(tailSpec, args, func(inv *invocation, sub *argList, r *scanResult) *violation {
+			for _, i := range r.operands {
+				inv.addWord(sub.at(i), roleRead)
+			}
+			return nil
+		})
+	},
+}
+
+// tailObsoleteFollow reports whether a first argument is tail's obsolete
+// option "+N[bcl]f" or "-[N][bcl]f" (GNU parse_obsolete_option, BSD
+// obsolete()), which the programs read before getopt when the argument
+// list is short. Whether the list is short enough is not checked: a first
+// word of this shape follows under some reading, and "./+1f" names a file.
+// A plain "-f" is left to the option table, which refuses it too.
+func tailObsoleteFollow(w string) bool {
+	if len(w) < 2 || w == "-f" || (w[0] != '+' && w[0] != '-') || w[len(w)-1] != 'f' {
+		return false
+	}
+	body := strings.TrimLeft(w[1:len(w)-1], "0123456789")
+	return body == "" || body == "b" || body == "c" || body == "l"
 }
 
 const namesFromFile = "reads the names of the files to open from a file, which the gate never sees"
@@ -82,7 +115,16 @@ var progUniq = &Program{
 		val(roleText, "s", "skip-chars"), flag("u", "unique"), flag("z", "zero-terminated"),
 		val(roleText, "w", "check-chars"), flag("", "help"), flag("", "version"),
 	}}).build(),
+	Refuses: []string{"an operand starting with + (uniq reads `+N` as its obsolete skip-chars option wherever it stands, and the next operand becomes the file it writes)"},
 	Operands: func(inv *invocation, sub *argList, r *scanResult) *violation {
+		words := sub.words()
+		for _, i := range r.operands {
+			if strings.HasPrefix(words[i], "+") {
+				return refuse(evidence.ClassUnsafeOption, "uniq reads '"+shown(words[i])+
+					"' as its obsolete skip-chars option, not as a file, so the operand after it would be the file it writes; write -s N (or ./"+
+					shown(words[i])+" for a file so named)")
+			}
+		}
 		for k, i := range r.operands {
 			role := roleRead
 			if k == 1 {

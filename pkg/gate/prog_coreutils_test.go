@@ -30,6 +30,17 @@ var _ = progTable("tail",
 	deny("tail --fol x.txt", cUnsafe, "--follow abbreviated"),
 	deny("tail -F x.txt", cUnsafe, "follow by name"),
 	deny("tail -n 1 etc-link/passwd", cEscape, "through a link out"),
+	// GNU tail reads a lone first argument "+N[bcl][f]" or "-[N][bcl]f"
+	// as its obsolete option before getopt ever runs: "-cf" is not -c with
+	// the value "f", it is "last 10 bytes, and follow".
+	deny("tail +1f x.txt", cUnsafe, "obsolete follow from line 1"),
+	deny("tail +f x.txt", cUnsafe, "obsolete follow, default count"),
+	deny("tail -cf x.txt", cUnsafe, "obsolete follow in bytes, not -c with value f"),
+	deny("tail +5cf x.txt", cUnsafe, "obsolete follow with a unit"),
+	deny("tail -lf", cUnsafe, "obsolete follow of standard input"),
+	allow("tail +5 x.txt", "obsolete count from line 5: no follow"),
+	allow("tail -5 x.txt", "obsolete count"),
+	allow("tail -- +1f", "after --, +1f is a file name"),
 )
 
 var _ = progTable("wc",
@@ -59,6 +70,12 @@ var _ = progTable("uniq",
 	allow("uniq data.txt out/uniq.txt", "second operand written inside"),
 	deny("uniq data.txt .git/hooks/pre-commit", cProt, "second operand is written"),
 	deny("uniq /tmp/x", cEscape, "input outside"),
+	// uniq reads "+N" as its obsolete skip-chars option wherever it
+	// stands, so the operand after it is the one written.
+	deny("uniq +1 data.txt .git/hooks/pre-commit", cUnsafe, "+N is an option: the hook is the output file"),
+	deny("uniq data.txt +0 .github/workflows/ci.yml", cUnsafe, "+N between operands"),
+	allow("uniq -s 1 data.txt out/uniq.txt", "skip chars spelled as an option"),
+	allow("uniq data.txt ./+1", "a file named +1, written with ./"),
 )
 
 var _ = progTable("diff",

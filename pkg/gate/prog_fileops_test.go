@@ -20,6 +20,28 @@ var _ = progTable("cp",
 	deny("cp secret x", cEscape, "a source through a link out"),
 	deny("cp -t /tmp x.txt", cEscape, "a target directory outside"),
 	deny("cp -S /x a b", cUnsafe, "a backup suffix in another directory"),
+	// Where a copied tree lands must not hold a protected path: the tree's
+	// own entries (a workflows directory) are created below it.
+	deny("cp -r build/. .github", cProt, "a tree's contents into .github: its workflows/ would land there"),
+	deny("cp -rT build .github", cProt, "-T: the tree becomes .github"),
+	deny("cp -r docs/. .", cProt, "a tree's contents into the sandbox root"),
+	deny("cp -a build/.. out/..", cProt, "SRC/.. copies contents too"),
+	deny("cp -r build/x/.. vendor/lib", cProt, "contents into a nested repository"),
+	allow("cp -r docs .github/", "an existing directory: the tree lands at .github/docs"),
+	allow("cp -r docs/. out", "contents into a directory that holds nothing protected"),
+	allow("cp docs/guide.md .github/", "a file, not a tree"),
+	allow("cp docs/guide.md .", "a file into the root"),
+	allow("cp -r src .", "a tree into the root lands at ./src"),
+	deny("cp -a -t . docs/.", cProt, "-t with SRC/.: the contents land in the root"),
+	deny("cp -r --target-directory=.github build/.", cProt, "-t with SRC/. into .github"),
+	allow("cp -r -t out docs/.", "-t with SRC/. into a directory holding nothing protected"),
+	// A backup is the old name plus the suffix: "it" turns ".g" into ".git".
+	deny("cp -b -S it x.txt src/.g", cProt, "a backup named .git (a git file that can point anywhere)"),
+	deny("cp --backup=simple --suffix=nt x.txt .deponen", cProt, "a backup named .deponent"),
+	deny("cp -bS IT x.txt src/.g", cProt, "case-folded"),
+	deny("cp -b -S 't.' x.txt src/.gi", cProt, "a trailing dot a case-insensitive filesystem drops"),
+	allow("cp -b -S .bak x.txt src/a", "an everyday suffix"),
+	allow("cp --backup=numbered x.txt src/a", "numbered backups"),
 )
 
 var _ = progTable("mv",
@@ -32,6 +54,11 @@ var _ = progTable("mv",
 	deny("mv x.txt ..", cEscape, "out of the sandbox"),
 	deny("mv . x", cDeny, "the sandbox root"),
 	deny("mv vendor/lib x", cProt, "a directory holding a nested repository"),
+	deny("mv -T build .github", cProt, "-T: the moved tree becomes .github"),
+	allow("mv docs .github", "an existing directory: lands at .github/docs"),
+	allow("mv README.md .github", "a file into .github"),
+	deny("mv -b --suffix=it x.txt src/.g", cProt, "a backup named .git"),
+	allow("mv -b --suffix=.orig x.txt data.txt", "a backup beside it"),
 )
 
 var _ = progTable("rm",
@@ -54,6 +81,22 @@ var _ = progTable("rm",
 	deny("rm --no-preserve-root -rf x", cUnsafe, "turns off rm's own guard"),
 	deny("rm -r vendor/lib", cProt, "holds a nested repository's .git"),
 )
+
+// Where .github does not exist yet, a tree copied or moved to that name
+// would create .github/workflows from its own workflows/ directory.
+func TestTreeLandsOnProtectedAncestor(t *testing.T) {
+	g := newTestGate(t, nil)
+	for _, c := range []string{"cp -r src .github", "cp -R src .GitHub/", "mv src .github", "cp -a src .github", "mv -t . src/..", "cp -r src .deponent"} {
+		if d := g.Decide("run_cmd", cmdParams(c)); d.Allowed() {
+			t.Errorf("%q: allowed; a tree landing there could create a protected path", c)
+		}
+	}
+	for _, c := range []string{"cp -r src docs", "mv src lib", "cp src/main.py .github", "mkdir -p .github/ISSUE_TEMPLATE"} {
+		if d := g.Decide("run_cmd", cmdParams(c)); !d.Allowed() {
+			t.Errorf("%q: %s", c, d.Reason)
+		}
+	}
+}
 
 func TestProgFileOps(t *testing.T) {
 	for _, f := range []string{"cp", "mv", "rm"} {

@@ -37,6 +37,7 @@ var progMake = &Program{
 	Summary: "Runs the project's makefile (its recipes are the project's code, bounded by the jail). -f makefiles and -I " +
 		"include directories are read (inside the sandbox); operands are targets or VAR=value assignments (text).",
 	Refuses: []string{"a $ or backquote in a target or assignment (make would expand it: $(shell …) runs a command)",
+		"a VAR!=command assignment (make runs the command in a shell)",
 		"assigning SHELL, .SHELLFLAGS, MAKEFLAGS, MAKEFILES and kin on the command line"},
 	Operands: func(inv *invocation, sub *argList, r *scanResult) *violation {
 		words := sub.words()
@@ -46,6 +47,9 @@ var progMake = &Program{
 				return refuse(evidence.ClassUnsafeOption, "make '"+shown(a)+"': make expands $ in targets and assignments ($(shell …) runs a command); write the value without $")
 			}
 			if name, _, ok := strings.Cut(a, "="); ok {
+				if strings.HasSuffix(strings.TrimSpace(name), "!") {
+					return refuse(evidence.ClassUnsafeOption, "make '"+shown(a)+"': a != assignment runs its value as a shell command; give the value itself with =")
+				}
 				name = strings.TrimRight(name, ":+?!")
 				if makeProtectedVars[strings.TrimSpace(name)] {
 					return refuse(evidence.ClassUnsafeOption, "make "+shown(a)+": setting "+name+" changes what runs the recipes or which makefiles are read; leave it out")

@@ -17,6 +17,10 @@ var _ = progTable("make",
 	deny("make SHELL=python3 test", cUnsafe, "chooses what runs recipes").op(),
 	deny("make -I /tmp test", cEscape, "include directory outside").op(),
 	deny("make test", cNotList, "not in the default allowlist"),
+	// VAR!=command is GNU make's shell assignment, on the command line too.
+	deny(`make 'x!=touch out/pwned' all`, cUnsafe, "a != assignment runs a command").op(),
+	deny(`make 'x != id' all`, cUnsafe, "with spaces").op(),
+	allow(`make 'x=a!b' all`, "a ! in the value is text").op(),
 )
 
 func TestProgMake(t *testing.T) { runProgTable(t, "make") }

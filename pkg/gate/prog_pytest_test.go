@@ -9,6 +9,13 @@ var _ = progTable("pytest",
 	allow("pytest --basetemp=build/tmp", "a temporary directory inside"),
 	allow("pytest -o cache_dir=build/cache", "an ini value inside"),
 	allow("pytest -o python_files='check_*.py'", "a pattern ini value"),
+	// argparse's nargs='?' takes the next word as the value: --debug FILE
+	// writes FILE, it does not run it as a test path.
+	deny("pytest --debug .git/hooks/pre-commit tests", cProt, "the debug log written into a hook"),
+	deny("python3 -m pytest -q --debug /tmp/log tests", cEscape, "the debug log written outside"),
+	allow("pytest --debug out/debug.log tests", "the debug log inside"),
+	allow("pytest --debug -q tests", "no value: the default file name"),
+	allow("pytest --cache-show 'cache/*' -q", "--cache-show's glob is a pattern"),
 	allow("pytest --cov=src --cov-report=html:build/cov", "coverage inside"),
 	allow("pytest --cov src tests", "--cov takes the next word"),
 	allow("pytest -p no:cacheprovider", "a plugin switched off"),

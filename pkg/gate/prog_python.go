@@ -215,7 +215,18 @@ var progJSONTool = &Program{
 
 var progVenv = &Program{
 	Family: "venv", Modules: []string{"venv"}, Operand: roleWrite,
-	Summary: "python -m venv: creates virtual environments in the directories it is given (written: inside the sandbox, off protected paths), with pip from the interpreter's own copy.",
+	Summary: "python -m venv: creates virtual environments in the directories it is given (written: inside the sandbox, off protected paths), with pip from the interpreter's own copy. " +
+		"With --clear it first deletes everything in them, so they are also removed paths (never the sandbox root, a protected path or a directory holding one).",
+	Operands: func(inv *invocation, sub *argList, r *scanResult) *violation {
+		role := roleWrite
+		if r.has("clear") {
+			role = roleDelete // venv empties the directory before it builds the environment
+		}
+		for _, i := range r.operands {
+			inv.addWord(sub.at(i), role)
+		}
+		return nil
+	},
 	Spec: (&optSpec{Name: "python -m venv", Permute: true, Prefix: true, Style: styleArgparse, Opts: []Opt{
 		flag("", "system-site-packages"), flag("", "symlinks"), flag("", "copies"), flag("", "clear"),
 		flag("", "upgrade"), flag("", "without-pip"), val(roleText, "", "prompt"),

@@ -38,6 +38,11 @@ var _ = progTable("venv",
 	allow("python3 -m venv --clear --without-pip .venv", "options"),
 	deny("python3 -m venv /tmp/venv", cEscape, "outside"),
 	deny("python3 -m venv --upgrade-d .venv", cUnsafe, "abbreviated --upgrade-deps"),
+	// --clear empties the directory first: it removes what is there.
+	deny("python3 -m venv --clear --without-pip .github", cProt, "would delete .github/workflows"),
+	deny("python3 -m venv --cle .", cDeny, "would empty the sandbox root (abbreviated --clear)"),
+	deny("python3 -m venv --clear vendor/lib", cProt, "would delete a nested repository"),
+	allow("python3 -m venv --without-pip .github", "without --clear only the environment's own files are written"),
 )
 
 var _ = progTable("unittest",

@@ -117,7 +117,9 @@ func (r *ruffArgs) run(spec *optSpec) *violation {
 	tmp := &invocation{g: inv.g, head: inv.head, args: view, cwds: inv.cwds}
 	v := tmp.runSpec(spec, &argList{inv: tmp, from: 0}, ruffOperands(roleRead))
 	for _, c := range tmp.checks {
-		c.arg = index[c.arg]
+		if c.arg >= 0 { // -1: a value no word holds (ruff's default path)
+			c.arg = index[c.arg]
+		}
 		inv.checks = append(inv.checks, c)
 	}
 	return v
@@ -133,7 +135,11 @@ func ruffOperands(def Role) func(*invocation, *argList, *scanResult) *violation 
 			rewrites = !r.has("check") && !r.has("diff")
 		}
 		if rewrites && !r.has("diff") {
-			role = roleWrite
+			role = roleRewriteTree
+			if len(r.operands) == 0 {
+				// ruff walks the working directory when given no paths.
+				inv.add(-1, ".", roleRewriteTree, "the working directory (ruff's default path)")
+			}
 		}
 		for _, o := range r.opts {
 			if o.opt.key() != "config" {

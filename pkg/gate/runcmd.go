@@ -18,7 +18,10 @@ package gate
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -509,13 +512,86 @@ func (g *Gate) checkValue(p *cmdPlan, c check, cwd string) *violation {
 	if perr != nil {
 		return &violation{evidence.ClassArgPathEscape, what + " " + perr.detail() + pathAdvice(c.val)}
 	}
-	if c.role == roleWrite {
+	if c.role == roleWrite || c.role == roleWriteTree || c.role == roleWriteDest || c.role == roleRewriteTree || c.role == roleRewriteGoTree {
 		if entry, ok := g.protectedEntry(rel); ok {
 			return &violation{evidence.ClassProtectedPath, "'" + p.head + "' would write " + what + ", under protected path '" + entry +
 				"' (what is written there runs later outside the jail, or is the kernel's own record)"}
 		}
 	}
+	if c.role == roleRewriteTree || c.role == roleRewriteGoTree {
+		exts, kind := pythonSources, "Python"
+		if c.role == roleRewriteGoTree {
+			exts, kind = goSources, "Go"
+		}
+		if entry, ok := g.holdsProtectedSources(rel, exts); ok {
+			return &violation{evidence.ClassProtectedPath, "'" + p.head + "' would rewrite the " + kind + " files below " + what + ", among them those in protected path '" + entry +
+				"'; name the directories to rewrite (for example src tests), or check without rewriting (--check, --diff)"}
+		}
+		return nil
+	}
+	if c.role == roleWriteDest && isDir(g.sandbox+"/"+rel) {
+		return nil // an existing directory: the trees land under their own names, checked on their own
+	}
+	if c.role == roleWriteTree || c.role == roleWriteDest {
+		entry, ok := g.holdsProtected(rel)
+		if rel == "." {
+			entry, ok = ".deponent", true // the sandbox root holds every anchored entry
+		}
+		if ok {
+			return &violation{evidence.ClassProtectedPath, "'" + p.head + "' would write a whole tree at " + what + ", which holds (or may create) protected path '" + entry +
+				"': the tree's entries could create or replace it; put the tree in a directory that holds no protected path (for example DIR/NAME), or copy the files one by one"}
+		}
+	}
 	return nil
+}
+
+// maxSourceScan bounds the walk for Python sources under protected paths;
+// a larger tree is treated as holding some.
+const maxSourceScan = 10000
+
+// The sources a formatter rewrites as it walks a directory.
+var (
+	pythonSources = map[string]bool{".py": true, ".pyi": true, ".ipynb": true}
+	goSources     = map[string]bool{".go": true}
+)
+
+// holdsProtectedSources reports an existing anchored protected directory
+// at or below rel that holds sources with one of the extensions, which a
+// formatter walking rel would rewrite. The walk does not follow links.
+func (g *Gate) holdsProtectedSources(rel string, exts map[string]bool) (string, bool) {
+	for _, e := range g.anchored {
+		if rel != "." && !hasProtectedPrefix(e, rel) {
+			continue
+		}
+		seen := 0
+		found := false
+		_ = filepath.WalkDir(filepath.Join(g.sandbox, e), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			seen++
+			if seen > maxSourceScan {
+				found = true
+				return fs.SkipAll
+			}
+			if !d.IsDir() && exts[path.Ext(d.Name())] {
+				found = true
+				return fs.SkipAll
+			}
+			return nil
+		})
+		if found {
+			return e, true
+		}
+	}
+	return "", false
+}
+
+// isDir reports whether p, already resolved inside the sandbox, is a
+// directory now.
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // pathAdvice suggests the fix for a path refused as outside the sandbox.

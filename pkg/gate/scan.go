@@ -36,7 +36,7 @@ type argKind uint8
 const (
 	noArg   argKind = iota // a flag
 	reqArg                 // a value: glued ("-oFILE", "--out=FILE") or the next word
-	optArg                 // an optional value: glued only ("-i.bak", "--in-place=.bak")
+	optArg                 // an optional value: glued only ("-i.bak", "--in-place=.bak"); optNext in an argparse table
 	optNext                // an optional value, glued or the next word when that does not start with '-' (argparse nargs='?')
 )
 
@@ -52,6 +52,24 @@ const (
 	roleWrite               // a path the program writes or creates: inside the sandbox and not protected
 	roleDelete              // a path the program removes: inside, not protected, never the sandbox root
 	roleArg                 // an argument whose meaning the gate does not know (a script's argv): every reading checked as a path the program may write
+	// roleWriteTree: where a copied or moved tree lands (cp -r, mv). As
+	// roleWrite, and it must not hold a protected path either: the tree's
+	// own entries are created below it, so `cp -r build/gh .github` would
+	// create .github/workflows.
+	roleWriteTree
+	// roleWriteDest: the destination operand of cp -r or mv without -T. An
+	// existing directory only receives the trees (each checked as
+	// roleWriteTree under its own name); any other destination is where a
+	// tree lands, checked as roleWriteTree.
+	roleWriteDest
+	// roleRewriteTree: a file or a directory a formatter or fixer rewrites
+	// (black, ruff format, ruff check --fix). As roleWrite, and a directory
+	// must not hold a protected directory with Python sources in it, which
+	// the tool would rewrite as it walks (black . reformats
+	// .github/actions/*/*.py).
+	roleRewriteTree
+	// roleRewriteGoTree: the same for gofmt's rewrite of .go files (go fmt).
+	roleRewriteGoTree
 )
 
 func (r Role) String() string {
@@ -68,6 +86,8 @@ func (r Role) String() string {
 		return "removed path"
 	case roleArg:
 		return "argument"
+	case roleWriteTree, roleWriteDest, roleRewriteTree, roleRewriteGoTree:
+		return "tree write path"
 	}
 	return "option"
 }
@@ -364,11 +384,20 @@ func scanArgs(spec *optSpec, words []string, alt bool) scanResult {
 	return res
 }
 
-func kindIn(o *Opt, alt bool) argKind {
+// kindIn is how the program's parser takes the option's value. argparse
+// has no glued-only optional value: an option with nargs='?' takes the
+// next word too when that does not look like an option (pytest --debug
+// FILE), so optArg reads as optNext in an argparse table, whatever the
+// table says.
+func kindIn(spec *optSpec, o *Opt, alt bool) argKind {
+	k := o.Arg
 	if alt && o.AltSet {
-		return o.AltArg
+		k = o.AltArg
 	}
-	return o.Arg
+	if k == optArg && spec.Style == styleArgparse {
+		k = optNext
+	}
+	return k
 }
 
 // scanLong reads "--name", "--name=value" (and, for Go flags, the same
@@ -398,7 +427,7 @@ func scanLong(spec *optSpec, words []string, i int, alt bool, res *scanResult) (
 		return i, false
 	}
 	seen := seenOpt{opt: o, word: i, name: dashes + full, val: -1}
-	kind := kindIn(o, alt)
+	kind := kindIn(spec, o, alt)
 	switch {
 	case hasEq && kind == noArg && spec.Style != styleGoFlag:
 		res.invalid = "option '" + dashes + full + "' takes no value"
@@ -447,7 +476,7 @@ func scanShort(spec *optSpec, words []string, i int, alt bool, res *scanResult) 
 			return i, false
 		}
 		seen := seenOpt{opt: o, word: i, name: shortNames[c], val: -1}
-		switch kindIn(o, alt) {
+		switch kindIn(spec, o, alt) {
 		case reqArg:
 			if j+1 < len(w) {
 				seen.val, seen.off = i, j+1
@@ -467,7 +496,7 @@ func scanShort(spec *optSpec, words []string, i int, alt bool, res *scanResult) 
 		case optArg, optNext:
 			if j+1 < len(w) {
 				seen.val, seen.off = i, j+1
-			} else if kindIn(o, alt) == optNext && i+1 < len(words) && !looksLikeOption(words[i+1]) {
+			} else if kindIn(spec, o, alt) == optNext && i+1 < len(words) && !looksLikeOption(words[i+1]) {
 				i++
 				seen.val, seen.off = i, 0
 			}
