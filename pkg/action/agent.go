@@ -505,6 +505,11 @@ func (s *session) run(ctx context.Context) {
 	}
 	if res.Killed == evidence.KilledNoJail {
 		s.errMsg = "the agent jail could not be built; the agent did not run: " + res.Reason
+	} else if res.Reason != "" {
+		// How the session ended, or what the jail could not give on this host
+		// (no abstract-socket scope before Linux 6.12): said, never silent.
+		r.rep.annotate(levelWarning, "Deponent: agent session", res.Reason)
+		s.sum.Detail = strings.TrimPrefix(s.sum.Detail+"; "+res.Reason, "; ")
 	}
 	if terr != nil || eerr != nil {
 		s.errMsg = strings.TrimPrefix(s.errMsg+"; ", "; ") + fmt.Sprintf("writing the agent's output: %v", errors.Join(terr, eerr))
