@@ -77,7 +77,8 @@ Requirements and expectations:
   --expect-policy-sha256 H each receipt's run used the policy hashing to H
   --min-receipts N         at least N distinct receipts verify (default 1)
   --expect-len N           a bare ledger has exactly N entries
-  --expect-head HASH       a bare ledger ends on this entry hash
+  --expect-head HASH       each receipt's chain and bare ledger ends on this
+                           entry hash (the action's chain-head output)
   --read-timeout DURATION  reading standard input or a pipe named as a PATH
                            takes at most this long (default 60s; 0 = no
                            limit)

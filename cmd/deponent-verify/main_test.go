@@ -1357,3 +1357,42 @@ func TestReadTimeoutFromTheCommand(t *testing.T) {
 	}
 	assertUsage(t, run(t, nil, nil, "--read-timeout", "-1s", "-"), "must be 0 (no limit) or more")
 }
+
+// TestReceiptHeadAnchor: --expect-head binds a receipt to the chain head
+// held outside the artifact (the action prints it in the job log and
+// outputs it as chain-head): the recomputed last entry_hash must match.
+func TestReceiptHeadAnchor(t *testing.T) {
+	headOf := func(path string) string {
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		var r struct {
+			Chain struct {
+				Entries []struct {
+					EntryHash string `json:"entry_hash"`
+				} `json:"entries"`
+			} `json:"chain"`
+		}
+		require.NoError(t, json.Unmarshal(data, &r))
+		es := r.Chain.Entries
+		require.NotEmpty(t, es)
+		return es[len(es)-1].EntryHash
+	}
+	mine := receipt(t, verifytest.Spec{})
+	other := receipt(t, verifytest.Spec{SessionID: "s2"})
+	head := headOf(mine)
+	require.NotEqual(t, head, headOf(other), "two runs end on different heads")
+
+	assertOK(t, run(t, nil, nil, "--expect-head", strings.ToUpper(head), mine))
+	assertFail(t, run(t, nil, nil, "--expect-head", head, other), "(--expect-head)", "is not the run whose head you hold")
+	// Every receipt given must end on it: a second run beside the right
+	// one fails.
+	dir := t.TempDir()
+	for i, p := range []string{mine, other} {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("r%d.json", i)), data, 0o644))
+	}
+	assertFail(t, run(t, nil, nil, "--expect-head", head, dir), "(--expect-head)")
+	// An anchor that checked nothing fails.
+	assertFail(t, run(t, nil, nil, "--min-receipts", "0", "--expect-head", head, t.TempDir()), "--expect-head", "no receipt or bare ledger was verified")
+}

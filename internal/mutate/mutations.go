@@ -404,6 +404,15 @@ var Mutations = []Mutation{
 		Run:      `^TestMinReceipts$`,
 	},
 	{
+		Name:     "verify-receipt-head-not-anchored",
+		Property: "--expect-head binds a receipt: a chain ending on another head fails",
+		File:     "pkg/verify/receipt.go",
+		Old:      `if o.Head != "" && it.Head != o.Head {`,
+		New:      `if false && o.Head != "" && it.Head != o.Head {`,
+		Pkgs:     []string{"./cmd/deponent-verify"},
+		Run:      `^TestReceiptHeadAnchor$`,
+	},
+	{
 		Name:     "verify-genesis-not-bound",
 		Property: "a governed receipt's chain starts at GENESIS: a chain's tail with its first entries dropped fails",
 		File:     "pkg/verify/receipt.go",

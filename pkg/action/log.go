@@ -299,7 +299,7 @@ func (r *runner) finish(res *Result, sum *SummaryData) {
 	p := r.rep
 	a := res.Assessment
 	p.printf("")
-	p.printf("%s — %d entries (%d allowed, %d blocked), chain head %s", res.Outcome, a.Entries, a.Allowed, a.Blocked, shortHash(res.ChainHead))
+	p.printf("%s — %d entries (%d allowed, %d blocked), chain head %s", res.Outcome, a.Entries, a.Allowed, a.Blocked, res.ChainHead)
 	for _, reason := range sum.Reasons {
 		p.printf("  - %s", textsafe.Clip(textsafe.OneLine(reason), 400))
 	}

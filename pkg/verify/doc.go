@@ -83,8 +83,12 @@
 //     receipt ids, each with its own chain, verify across all PATHs. A receipt read twice (a copy, a
 //     store and its zip) is counted once and marked duplicate_of. Every
 //     directory or zip PATH must also hold a receipt, unless N is 0.
-//   - Anchors.Len and Anchors.Head (--expect-len, --expect-head): the
-//     length and last entry hash of every bare ledger.
+//   - Anchors.Len (--expect-len): the length of every bare ledger.
+//   - Anchors.Head (--expect-head): the last entry hash, recomputed, of
+//     every bare ledger and every receipt's chain. It binds a receipt to a
+//     head held outside the artifact (the job log prints it, the action
+//     outputs it as chain-head): a receipt edited and re-signed, or a
+//     chain rebuilt from its genesis, ends on another head.
 //
 // An expectation that nothing could meet (--expect-commit with no receipt,
 // --expect-len with no bare ledger) is itself a failure.

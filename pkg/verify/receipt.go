@@ -208,6 +208,11 @@ func expectations(it *Item, f *evidence.ReceiptFacts, o *Options) {
 			it.fail("provenance.repository", "the receipt is for repository %q, not %s (%s)", repo, o.ExpectRepo, flag)
 		}
 	}
+	if o.Head != "" && it.Head != o.Head {
+		// it.Head is the last entry_hash the verifier recomputed, never a
+		// stored field.
+		it.fail(evidence.RFieldChain, "the chain ends on entry_hash %s, not %s (--expect-head): it is not the run whose head you hold", it.Head, o.Head)
+	}
 	if want := o.ExpectPolicySHA256; want != "" {
 		recorded := false
 		if f.Governed {

@@ -534,12 +534,10 @@ func (r *runner) checkApplied() {
 	if receipts+ledgers == 0 && o.MaxBlocked != nil {
 		unmet("--max-blocked", "receipt or ledger")
 	}
-	if ledgers == 0 {
-		if o.Len != nil {
-			unmet("--expect-len", "bare ledger")
-		}
-		if o.Head != "" {
-			unmet("--expect-head", "bare ledger")
-		}
+	if ledgers == 0 && o.Len != nil {
+		unmet("--expect-len", "bare ledger")
+	}
+	if receipts+ledgers == 0 && o.Head != "" {
+		unmet("--expect-head", "receipt or bare ledger")
 	}
 }
