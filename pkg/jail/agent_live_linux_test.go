@@ -1,7 +1,6 @@
 package jail
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,15 +16,8 @@ func TestLiveAgentJailFailsClosed(t *testing.T) {
 	f := newAgentFixture(t)
 	fake := filepath.Join(f.outside, "bwrap")
 	writeFile(t, fake, "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n", 0o755)
-	j := NewAgentBwrap(Options{BwrapPath: fake})
-	assert.Error(t, j.Available())
-	spec := AgentSpec{Workspace: f.ws, Home: f.home, TmpDir: f.tmp, Argv: []string{shell, "-c", "touch " + f.home + "/ran"}, Env: []string{"PATH=/usr/bin:/bin"}}
-	res, err := j.Run(context.Background(), spec)
-	require.NoError(t, err)
-	assert.Equal(t, KilledNoJail, res.Killed)
-	assert.NoFileExists(t, filepath.Join(f.home, "ran"))
-	_, err = SelectAgentJail(NameBwrap, Options{BwrapPath: fake})
-	assert.Error(t, err, "a named agent jail that is unavailable is an error")
+	opts := Options{BwrapPath: fake}
+	f.assertFailsClosed(t, NewAgentBwrap(opts), opts)
 }
 
 // TestLiveAgentJailNotRoot: a root runner's agent is uid 65534 inside.

@@ -56,6 +56,22 @@ func (f *agentFixture) sh(t *testing.T, j AgentJail, script string, env []string
 	return res, out.String()
 }
 
+// assertFailsClosed: j, whose program (from opts) cannot build the jail,
+// reports itself unavailable, runs nothing when asked anyway (Killed
+// no-jail, the agent's marker never written), and SelectAgentJail refuses
+// it by name.
+func (f *agentFixture) assertFailsClosed(t *testing.T, j AgentJail, opts Options) {
+	t.Helper()
+	assert.Error(t, j.Available())
+	spec := AgentSpec{Workspace: f.ws, Home: f.home, TmpDir: f.tmp, Argv: []string{shell, "-c", "touch " + f.home + "/ran"}, Env: []string{"PATH=/usr/bin:/bin"}}
+	res, err := j.Run(context.Background(), spec)
+	require.NoError(t, err)
+	assert.Equal(t, KilledNoJail, res.Killed)
+	assert.NoFileExists(t, filepath.Join(f.home, "ran"))
+	_, err = SelectAgentJail(j.Name(), opts)
+	assert.Error(t, err, "a named agent jail that is unavailable is an error")
+}
+
 func TestLiveAgentJailWorkspaceReadOnlyHomeWritable(t *testing.T) {
 	f := newAgentFixture(t)
 	writeFile(t, filepath.Join(f.ws, "README.md"), "hello\n", 0o644)
