@@ -16,24 +16,6 @@ const cpuPolled = true
 // every Linux architecture Go supports).
 const clockTicks = 100
 
-// fsUsage returns the device, used bytes and used inodes of the filesystem
-// holding path (inodes 0 where the filesystem does not count them).
-func fsUsage(path string) (dev uint64, used, inodes int64, err error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	dev, _, _, _, _, _, _ = statFields(fi)
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(path, &st); err != nil {
-		return 0, 0, 0, err
-	}
-	if st.Files >= st.Ffree {
-		inodes = int64(st.Files - st.Ffree)
-	}
-	return dev, int64(st.Blocks-st.Bfree) * st.Bsize, inodes, nil
-}
-
 // procSample reads one process's CPU time (clock ticks) and task count.
 func procSample(pid int) (cpuTicks uint64, threads int, ok bool) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")

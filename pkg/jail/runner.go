@@ -421,6 +421,24 @@ func newDiskGuard(paths []string, capBytes int64) *diskGuard {
 	return g
 }
 
+// fsUsage returns the device, used bytes and used inodes of the filesystem
+// holding path (inodes 0 where the filesystem does not count them).
+func fsUsage(path string) (dev uint64, used, inodes int64, err error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	dev, _, _, _, _, _, _ = statFields(fi)
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		return 0, 0, 0, err
+	}
+	if st.Files >= st.Ffree {
+		inodes = int64(st.Files - st.Ffree)
+	}
+	return dev, int64(st.Blocks-st.Bfree) * int64(st.Bsize), inodes, nil // Bsize is uint32 on macOS
+}
+
 // inodeCap is how many new inodes the disk cap allows.
 func (g *diskGuard) inodeCap() int64 { return g.cap / bytesPerInode }
 
