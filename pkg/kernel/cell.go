@@ -264,51 +264,47 @@ func (c *Cell) execute(ctx context.Context, call Call, d gate.Decision, res *Act
 		res.Err = fmt.Errorf("%s: canceled before it ran (not read, not written): %w", call.Tool, ctx.Err())
 		return "", nil
 	}
+	// The file tools: each yields the bytes its outcome hash covers (what
+	// was read or listed is also shown to the caller; what was written is
+	// the file's new content).
+	var data []byte
+	var err error
+	shown := false
 	switch call.Tool {
-	case evidence.ToolReadFile:
-		res.Executed = true
-		data, err := c.readFile(d.Path)
-		if err != nil {
-			res.Err = err
-			return "", nil
-		}
-		res.Output = data
-		return evidence.HashOutcome(data), nil
-	case evidence.ToolWriteFile:
-		res.Executed = true
-		content, _ := call.Params["content"].(string)
-		if err := c.writeFile(ctx, d.Path, content); err != nil {
-			res.Err = err
-			return "", nil
-		}
-		return evidence.HashOutcome([]byte(content)), nil
-	case evidence.ToolEditFile:
-		res.Executed = true
-		old, _ := call.Params["old"].(string)
-		nw, _ := call.Params["new"].(string)
-		content, err := c.editFile(ctx, d.Path, old, nw)
-		if err != nil {
-			res.Err = err
-			return "", nil
-		}
-		return evidence.HashOutcome([]byte(content)), nil
-	case evidence.ToolListDir:
-		res.Executed = true
-		listing, err := c.listDir(d.Path)
-		if err != nil {
-			res.Err = err
-			return "", nil
-		}
-		res.Output = listing
-		return evidence.HashOutcome(listing), nil
 	case evidence.ToolRunCmd:
 		return c.runCmd(ctx, d, call.Output, res)
+	case evidence.ToolReadFile:
+		data, err = c.readFile(d.Path)
+		shown = true
+	case evidence.ToolWriteFile:
+		content, _ := call.Params["content"].(string)
+		err = c.writeFile(ctx, d.Path, content)
+		data = []byte(content)
+	case evidence.ToolEditFile:
+		old, _ := call.Params["old"].(string)
+		nw, _ := call.Params["new"].(string)
+		var content string
+		content, err = c.editFile(ctx, d.Path, old, nw)
+		data = []byte(content)
+	case evidence.ToolListDir:
+		data, err = c.listDir(d.Path)
+		shown = true
+	default:
+		// The gate allows only the tools above; anything else is a bug,
+		// and still nothing runs.
+		res.Decision = refusal(evidence.ClassUnknownTool, fmt.Sprintf("no executor for tool %q", call.Tool))
+		res.Err = errors.New(res.Decision.Reason)
+		return "", nil
 	}
-	// The gate allows only the tools above; anything else is a bug, and
-	// still nothing runs.
-	res.Decision = refusal(evidence.ClassUnknownTool, fmt.Sprintf("no executor for tool %q", call.Tool))
-	res.Err = errors.New(res.Decision.Reason)
-	return "", nil
+	res.Executed = true
+	if err != nil {
+		res.Err = err
+		return "", nil
+	}
+	if shown {
+		res.Output = data
+	}
+	return evidence.HashOutcome(data), nil
 }
 
 func (c *Cell) runCmd(ctx context.Context, d gate.Decision, out Output, res *ActResult) (string, []canon.Member) {
