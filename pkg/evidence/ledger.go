@@ -340,7 +340,8 @@ func stringify(v any) string {
 	return fmt.Sprint(v)
 }
 
-// cutChars keeps the first n characters (code points) of s.
+// cutChars keeps the first n characters (code points) of s, as Python's
+// s[:n] does.
 func cutChars(s string, n int) string {
 	if len(s) <= n {
 		return s

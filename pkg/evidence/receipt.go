@@ -30,6 +30,11 @@ const TaskMaxChars = 160
 // keeps, as the reference's persist() writes it.
 const IndexTaskChars = 80
 
+// IndexTask is the task as a store's index line holds it: its first
+// IndexTaskChars characters. Persist writes it; a verifier checks an index
+// line against it.
+func IndexTask(task string) string { return cutChars(task, IndexTaskChars) }
+
 // MaxReceiptBytes caps a receipt file. A bigger one is refused unread.
 const MaxReceiptBytes = 64 << 20
 
@@ -667,7 +672,7 @@ func Persist(root string, r *Receipt) (string, error) {
 		canon.M(RFieldID, canon.Str(r.ID)),
 		canon.M(RFieldTS, canon.Str(r.TS)),
 		canon.M(RFieldModel, canon.Str(r.Model)),
-		canon.M(RFieldTask, canon.Str(cutChars(r.Task, IndexTaskChars))),
+		canon.M(RFieldTask, canon.Str(IndexTask(r.Task))),
 		canon.M(RFieldOutcome, canon.Str(string(r.Outcome))),
 		canon.M("file", canon.Str(r.ID+".json")),
 		canon.M(RFieldSignature, canon.Str(r.Signature)),

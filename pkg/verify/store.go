@@ -191,7 +191,7 @@ func (r *runner) indexLine(it *Item, g *group, where string, line []byte, listed
 		{evidence.RFieldOutcome, string(rc.Outcome)},
 		{evidence.RFieldTS, rc.TS},
 		{evidence.RFieldModel, rc.model},
-		{evidence.RFieldTask, cutChars(rc.task, evidence.IndexTaskChars)},
+		{evidence.RFieldTask, evidence.IndexTask(rc.task)},
 		{idxSignature, rc.Signature},
 	} {
 		if got, ok := f[c.key]; ok && got != c.want {
@@ -214,19 +214,6 @@ func (l *indexList) add(id, file string) {
 	}
 	l.ids = append(l.ids, id)
 	l.files[id] = file
-}
-
-// cutChars keeps the first n characters (code points) of s, as Python's
-// s[:n] does.
-func cutChars(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j]
-		}
-		i++
-	}
-	return s
 }
 
 // checkLatest checks the LATEST pointer: one receipt id, with or without
