@@ -486,21 +486,21 @@ type parseScratch struct {
 // cut of the slab. A slab that grows moves; what was cut from it before
 // stays where it was, valid.
 func (sc *parseScratch) keepMembers(ms []Member) []Member {
-	if !sc.transient {
-		return slices.Clone(ms)
-	}
-	start := len(sc.slabMembers)
-	sc.slabMembers = append(sc.slabMembers, ms...)
-	return sc.slabMembers[start:len(sc.slabMembers):len(sc.slabMembers)]
+	return keepIn(sc.transient, &sc.slabMembers, ms)
 }
 
+// keepVals gives a closing array its elements, as keepMembers does.
 func (sc *parseScratch) keepVals(vs []Value) []Value {
-	if !sc.transient {
-		return slices.Clone(vs)
+	return keepIn(sc.transient, &sc.slabVals, vs)
+}
+
+func keepIn[T any](transient bool, slab *[]T, xs []T) []T {
+	if !transient {
+		return slices.Clone(xs)
 	}
-	start := len(sc.slabVals)
-	sc.slabVals = append(sc.slabVals, vs...)
-	return sc.slabVals[start:len(sc.slabVals):len(sc.slabVals)]
+	start := len(*slab)
+	*slab = append(*slab, xs...)
+	return (*slab)[start:len(*slab):len(*slab)]
 }
 
 func (p *parser) array() (Value, error) {
