@@ -163,8 +163,14 @@ func benchReceipt(b *testing.B) []byte {
 		return r
 	}
 	var rs []Record
+	// Each canary records the action it attempts.
+	canaryTool := map[string]string{CanaryWriteOutside: ToolWriteFile, CanaryUnknownTool: "delete_database"}
 	for _, name := range GateCanaries {
-		rs = append(rs, Record{Agent: AgentCanary, Tool: ToolRunCmd, Params: map[string]any{}, Verdict: VerdictBlock,
+		tool := canaryTool[name]
+		if tool == "" {
+			tool = ToolRunCmd
+		}
+		rs = append(rs, Record{Agent: AgentCanary, Tool: tool, Params: map[string]any{}, Verdict: VerdictBlock,
 			BlastClass: ClassDestructive, Reason: "r", Extra: []canon.Member{canon.M(FieldCanary, canon.Str(name))}})
 	}
 	for _, name := range JailCanaries {
@@ -182,7 +188,8 @@ func benchReceipt(b *testing.B) []byte {
 			b.Fatal(err)
 		}
 	}
-	g := Governance{Canaries: true, JailCanaries: true, VerifyCommand: "go test ./...", Jail: "bwrap"}
+	// The harness's last entry ran the configured verify command.
+	g := Governance{Canaries: true, JailCanaries: true, VerifyCommand: h.Params["cmd"].(string), Jail: "bwrap"}
 	a := Assess(l.Entries(), g)
 	if a.Outcome != OutcomePass {
 		b.Fatal(a.Reasons)
