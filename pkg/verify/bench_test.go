@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 
 	"github.com/deponent-dev/deponent-action/internal/benchmem"
 	"github.com/deponent-dev/deponent-action/pkg/canon"
@@ -109,7 +110,10 @@ func benchStore(b *testing.B, root string, count int) (size int64) {
 	var index []byte
 	var last string
 	for i := range count {
-		r := verifytest.Build(b, verifytest.Spec{SessionID: fmt.Sprintf("s%05d", i), Records: rs})
+		// A day apart: each run's chain is its own (a session's clock offset
+		// is under a day), as the verifier requires of distinct receipts.
+		r := verifytest.Build(b, verifytest.Spec{SessionID: fmt.Sprintf("s%05d", i), Records: rs,
+			Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(i) * 24 * time.Hour)})
 		data := verifytest.Bytes(r)
 		size += int64(len(data))
 		if err := os.WriteFile(filepath.Join(dir, r.ID+".json"), data, 0o644); err != nil {
@@ -161,7 +165,14 @@ func BenchmarkStore2000(b *testing.B) {
 		return func() {
 			rep, err := Run([]string{path}, o)
 			if err != nil || !rep.OK || rep.Receipts != count {
-				b.Fatalf("verify: %v ok=%v receipts=%d", err, rep.OK, rep.Receipts)
+				why := ""
+				for _, it := range rep.Items {
+					if !it.OK {
+						why = it.Path + ": " + it.Reason()
+						break
+					}
+				}
+				b.Fatalf("verify: %v ok=%v receipts=%d; first failure: %s", err, rep.OK, rep.Receipts, why)
 			}
 		}
 	}
